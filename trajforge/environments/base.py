@@ -1,0 +1,334 @@
+"""Executable domains: state, typed toolkit, policy, and the runtime ``Environment``.
+
+A domain is a pydantic **state** whose fields are tables (``dict[key, record]`` of frozen
+records), a **toolkit** of typed methods marked read or write, and a **policy** text. Tool
+schemas come from signatures and Google-style docstrings. Writes are copy-on-write: a tool
+replaces a record rather than mutating it, so a fresh state is a shallow copy of a parsed
+template (microseconds), and the state hash only re-hashes records that changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import random
+import typing
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cache
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from trajforge.errors import ToolCrash, ToolError
+from trajforge.schemas.blueprint import StateChange
+from trajforge.schemas.ids import canonical_json, normalize
+from trajforge.schemas.messages import ToolCall, ToolMessage
+from trajforge.schemas.tools import FunctionSpec, ToolSpec
+
+
+class ToolKind(StrEnum):
+    read = "read"
+    write = "write"
+
+
+_TOOL_ATTR = "__trajforge_tool__"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def tool(kind: ToolKind) -> Callable[[F], F]:
+    """Mark a toolkit method as a tool of the given kind."""
+
+    def mark(fn: F) -> F:
+        setattr(fn, _TOOL_ATTR, kind)
+        return fn
+
+    return mark
+
+
+class State(BaseModel):
+    """A domain's database. Every field is a table: ``dict[str, <frozen record>]``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    @classmethod
+    def tables(cls) -> tuple[str, ...]:
+        return tuple(cls.model_fields)
+
+    def fresh_copy(self) -> "State":
+        """A new state sharing the (immutable) records: writes replace entries, not records."""
+        return type(self).model_construct(**{t: dict(getattr(self, t)) for t in self.tables()})
+
+
+class Toolkit:
+    """Tools over one state. Subclasses add ``@tool(ToolKind.X)`` methods that raise ``ToolError``
+    when called wrongly."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+
+
+@dataclass(frozen=True)
+class ToolDef:
+    name: str
+    kind: ToolKind
+    spec: ToolSpec
+    args_model: type[BaseModel]
+    account_params: tuple[str, ...]
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """Google style: summary and body before ``Args:``; ``name: text`` lines under it."""
+    lines = inspect.cleandoc(doc or "").splitlines()
+    description: list[str] = []
+    params: dict[str, str] = {}
+    section = "body"
+    current: str | None = None
+    for line in lines:
+        stripped = line.strip()
+        if stripped in ("Args:", "Arguments:", "Returns:", "Raises:"):
+            section = "args" if stripped.startswith("Arg") else "other"
+            continue
+        if section == "body":
+            description.append(stripped)
+        elif section == "args" and stripped:
+            name, sep, text = stripped.partition(":")
+            if sep and not line.startswith("        ") and name.isidentifier():
+                current = name
+                params[name] = text.strip()
+            elif current:
+                params[current] += " " + stripped
+    return " ".join(s for s in description if s).strip(), params
+
+
+def _strip_titles(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {k: _strip_titles(v) for k, v in schema.items() if k != "title"}
+    if isinstance(schema, list):
+        return [_strip_titles(v) for v in schema]
+    return schema
+
+
+@cache
+def toolkit_tools(cls: type[Toolkit]) -> dict[str, ToolDef]:
+    """The tools of a toolkit class with their schemas and argument validators (built once)."""
+    tools: dict[str, ToolDef] = {}
+    for name, fn in inspect.getmembers(cls, inspect.isfunction):
+        kind = getattr(fn, _TOOL_ATTR, None)
+        if kind is None:
+            continue
+        description, param_docs = _parse_docstring(fn.__doc__ or "")
+        if not description:
+            raise TypeError(f"tool {cls.__name__}.{name} has no docstring")
+        hints = typing.get_type_hints(fn)
+        fields: dict[str, Any] = {}
+        for pname, param in inspect.signature(fn).parameters.items():
+            if pname == "self":
+                continue
+            if pname not in hints:
+                raise TypeError(f"tool {cls.__name__}.{name}: parameter {pname} has no type")
+            default = ... if param.default is inspect.Parameter.empty else param.default
+            fields[pname] = (hints[pname], Field(default, description=param_docs.get(pname)))
+        args_model = create_model(f"{name}_args", __config__=ConfigDict(extra="forbid"), **fields)
+        parameters = _strip_titles(args_model.model_json_schema())
+        parameters.setdefault("properties", {})
+        spec = ToolSpec(function=FunctionSpec(name=name, description=description,
+                                              parameters=parameters))
+        account = tuple(p for p in fields if p in ("customer_id", "order_id", "user_id"))
+        tools[name] = ToolDef(name=name, kind=kind, spec=spec, args_model=args_model,
+                              account_params=account)
+    if not tools:
+        raise TypeError(f"toolkit {cls.__name__} declares no tools")
+    return tools
+
+
+def _result_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    if isinstance(value, (list, tuple)) and value and isinstance(value[0], BaseModel):
+        return "[" + ",".join(v.model_dump_json() for v in value) + "]"
+    return json.dumps(normalize(value))
+
+
+# --- hashing and diffs ------------------------------------------------------------------------
+
+_MOD = 1 << 256
+
+
+def _record_digest(table: str, key: str, record: BaseModel) -> int:
+    text = f"{table}\x00{key}\x00{canonical_json(record.model_dump(mode='json'))}"
+    return int.from_bytes(hashlib.sha256(text.encode()).digest(), "big")
+
+
+class StateHasher:
+    """Canonical state hash: the sum (mod 2**256) of sha256 over every (table, key, record).
+
+    Equal states hash equal whatever order writes happened in. Digests of the template's
+    records are computed once; a state derived from the template re-hashes only the records
+    that are not the template's own objects.
+    """
+
+    def __init__(self, template: State) -> None:
+        self.template = template
+        self._digests: dict[str, dict[str, int]] = {}
+        total = 0
+        for table in template.tables():
+            digests = {k: _record_digest(table, k, r) for k, r in getattr(template, table).items()}
+            self._digests[table] = digests
+            total += sum(digests.values())
+        self._total = total % _MOD
+
+    def hash(self, state: State) -> str:
+        total = self._total
+        for table in self.template.tables():
+            current: dict[str, Any] = getattr(state, table)
+            base: dict[str, Any] = getattr(self.template, table)
+            if current is base:
+                continue
+            digests = self._digests[table]
+            for key, record in base.items():
+                now = current.get(key)
+                if now is record:
+                    continue
+                total -= digests[key]
+                if now is not None:
+                    total += _record_digest(table, key, now)
+            if len(current) != len(base) or any(k not in base for k in current):
+                for key in current.keys() - base.keys():
+                    total += _record_digest(table, key, current[key])
+        return format(total % _MOD, "064x")
+
+
+def _diff_values(table: str, key: str, path: str, before: Any, after: Any,
+                 out: list[StateChange]) -> None:
+    if before == after:
+        return
+    if isinstance(before, dict) and isinstance(after, dict):
+        for k in sorted(before.keys() | after.keys()):
+            _diff_values(table, key, f"{path}.{k}" if path else k, before.get(k), after.get(k), out)
+        return
+    out.append(StateChange(table=table, key=key, path=path, before=before, after=after))
+
+
+def state_diff(base: State, state: State) -> tuple[StateChange, ...]:
+    """Field-level differences from ``base`` to ``state``, sorted by table, key and path."""
+    out: list[StateChange] = []
+    for table in base.tables():
+        old: dict[str, Any] = getattr(base, table)
+        new: dict[str, Any] = getattr(state, table)
+        if old is new:
+            continue
+        for key in sorted(old.keys() | new.keys()):
+            a, b = old.get(key), new.get(key)
+            if a is b:
+                continue
+            _diff_values(table, key, "",
+                         a.model_dump(mode="json") if a is not None else None,
+                         b.model_dump(mode="json") if b is not None else None, out)
+    return tuple(out)
+
+
+# --- domains and environments -----------------------------------------------------------------
+
+class Domain(ABC):
+    """A domain: how to build its state, its toolkit, its policy and its verifier hooks.
+
+    Construct once per process (it parses/builds the template state), then call
+    ``environment()`` per episode.
+    """
+
+    name: ClassVar[str]
+    toolkit_type: ClassVar[type[Toolkit]]
+    policy: ClassVar[str]
+    policy_rules: ClassVar[dict[str, str]]
+    auth_tools: ClassVar[frozenset[str]] = frozenset()
+    transfer_tool: ClassVar[str | None] = None
+    tool_rules: ClassVar[dict[str, tuple[str, ...]]] = {}
+    intents: ClassVar[dict[str, Any]] = {}  # kind -> environments.tasks.IntentSpec
+    slots: ClassVar[dict[str, Any]] = {}  # key -> environments.tasks.SlotSpec
+    bare_reports: ClassVar[tuple[str, ...]] = ("Done.",)
+
+    def __init__(self, size: int = 300, seed: int = 0) -> None:
+        self.size = size
+        self.seed = seed
+        self.template = self.build_state(random.Random(seed), size)
+        self.hasher = StateHasher(self.template)
+        self.tools = toolkit_tools(self.toolkit_type)
+
+    @classmethod
+    @abstractmethod
+    def build_state(cls, rng: random.Random, size: int) -> State:
+        """Build the domain's data, deterministically for the generator's seed."""
+
+    def task_sampler(self) -> Any:
+        """An object with ``sample(rng, n_intents, **axes) -> DraftTask`` (environments.tasks)."""
+        raise NotImplementedError(f"domain {self.name} has no task sampler")
+
+    def fresh_state(self) -> State:
+        return self.template.fresh_copy()
+
+    def environment(self, state: State | None = None) -> "Environment":
+        return Environment(self, state if state is not None else self.fresh_state())
+
+    def tool_specs(self) -> tuple[ToolSpec, ...]:
+        return tuple(t.spec for t in self.tools.values())
+
+    def account_owner(self, state: State, args: dict[str, Any]) -> str | None:
+        """Whose account a call touches (``None`` when it touches no account)."""
+        return None
+
+    def policy_breaches(self, state: State, tool_name: str, args: dict[str, Any],
+                        authenticated: str | None) -> list[str]:
+        """Policy rules a call would break in ``state``, as rule ids. Default: none."""
+        return []
+
+
+class Environment:
+    """One episode's world: a state, the toolkit bound to it, and tool execution."""
+
+    def __init__(self, domain: Domain, state: State) -> None:
+        self.domain = domain
+        self.state = state
+        self.toolkit = domain.toolkit_type(state)
+
+    def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        """Validate and run a tool, returning its raw result. Raises ``ToolError`` / ``ToolCrash``."""
+        tool_def = self.domain.tools.get(name)
+        if tool_def is None:
+            raise ToolError(f"unknown tool '{name}'")
+        try:
+            args = tool_def.args_model.model_validate(arguments)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}"
+                                 for e in exc.errors())
+            raise ToolError(f"invalid arguments for {name}: {problems}") from None
+        try:
+            return getattr(self.toolkit, name)(**dict(args))
+        except ToolError:
+            raise
+        except Exception as exc:  # a bug in the tool, not the agent's mistake
+            raise ToolCrash(f"{name} crashed: {type(exc).__name__}: {exc}") from exc
+
+    def execute(self, call: ToolCall) -> ToolMessage:
+        """Run one tool call as the agent made it; mistakes become error tool messages."""
+        arguments = call.parsed_arguments()
+        if arguments is None:
+            return ToolMessage(content="Error: arguments are not a JSON object",
+                               tool_call_id=call.id, name=call.name, is_error=True)
+        try:
+            result = self.call(call.name, arguments)
+        except ToolError as exc:
+            return ToolMessage(content=f"Error: {exc}", tool_call_id=call.id, name=call.name,
+                               is_error=True)
+        return ToolMessage(content=_result_text(result), tool_call_id=call.id, name=call.name)
+
+    def state_hash(self) -> str:
+        return self.domain.hasher.hash(self.state)
+
+    def diff(self) -> tuple[StateChange, ...]:
+        return state_diff(self.domain.template, self.state)

@@ -1,0 +1,49 @@
+"""The built-in ``retail`` domain: an online store's customer service."""
+
+from __future__ import annotations
+
+import random
+from typing import Any, ClassVar
+
+from trajforge.environments.base import Domain, State
+from trajforge.environments.retail.data import RetailState, build_retail_state
+from trajforge.environments.retail.phrasing import BARE_REPORTS, INTENTS, SLOTS
+from trajforge.environments.retail.policy import POLICY_TEXT, RULES, TOOL_RULES, write_breaches
+from trajforge.environments.retail.tasks import RetailTaskSampler
+from trajforge.environments.retail.tools import RetailTools
+
+
+class RetailDomain(Domain):
+    name: ClassVar[str] = "retail"
+    toolkit_type = RetailTools
+    policy = POLICY_TEXT
+    policy_rules = RULES
+    tool_rules = TOOL_RULES
+    auth_tools = frozenset({"find_customer_id_by_email", "find_customer_id_by_name_zip"})
+    transfer_tool = "transfer_to_human_agents"
+    intents = INTENTS
+    slots = SLOTS
+    bare_reports = BARE_REPORTS
+
+    @classmethod
+    def build_state(cls, rng: random.Random, size: int) -> State:
+        return build_retail_state(rng, size)
+
+    def task_sampler(self) -> RetailTaskSampler:
+        return RetailTaskSampler(self)
+
+    def account_owner(self, state: State, args: dict[str, Any]) -> str | None:
+        assert isinstance(state, RetailState)
+        if "customer_id" in args:
+            return str(args["customer_id"])
+        order = state.orders.get(str(args.get("order_id", "")))
+        return order.customer_id if order else None
+
+    def policy_breaches(self, state: State, tool_name: str, args: dict[str, Any],
+                        authenticated: str | None) -> list[str]:
+        assert isinstance(state, RetailState)
+        rules = [rule for rule, _ in write_breaches(state, tool_name, args)]
+        owner = self.account_owner(state, args)
+        if authenticated is not None and owner is not None and owner != authenticated:
+            rules.append("own_account")
+        return rules

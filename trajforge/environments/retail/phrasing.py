@@ -1,0 +1,138 @@
+"""Retail intent kinds and slots, with the phrase banks the scripted user and agent draw from."""
+
+from __future__ import annotations
+
+from trajforge.environments.tasks import IntentSpec, SlotSpec
+
+SLOTS: dict[str, SlotSpec] = {
+    "order": SlotSpec(
+        "order",
+        questions=("Which order is this about? The order ID (like #W1234567) helps, or just describe it.",
+                   "Could you tell me which order you mean? The order number works best.",
+                   "Which order would that be?",
+                   "Can you point me to the order in question?"),
+        keywords=("which order", "order id", "order number", "order in question"),
+        answers=("It's {value}.", "The order is {value}.", "{value}.", "That would be {value}."),
+    ),
+    "items": SlotSpec(
+        "items",
+        questions=("Which item from that order do you mean?", "Which items are we talking about?",
+                   "Which product in the order is it?"),
+        keywords=("which item", "which product"),
+        answers=("{value}.", "It's {value}.", "I mean {value}."),
+    ),
+    "option": SlotSpec(
+        "option",
+        questions=("Which variant would you like instead?", "What option would you like to switch to?",
+                   "Which new version do you want?"),
+        keywords=("which variant", "what option", "which new version"),
+        answers=("I'd like {value} instead.", "{value}, please.", "Let's go with {value}."),
+    ),
+    "payment": SlotSpec(
+        "payment",
+        questions=("Which payment method should the money go to or come from?",
+                   "Which payment method would you like to use for this?",
+                   "Where should I send the refund: the original payment method or a gift card?"),
+        keywords=("which payment method", "send the refund", "money go to"),
+        answers=("Please use {value}.", "{value}.", "Let's use {value}."),
+    ),
+    "address": SlotSpec(
+        "address",
+        questions=("What is the new address?", "Could you give me the full new address?",
+                   "What address should I use?"),
+        keywords=("new address", "what address"),
+        answers=("It's {value}.", "The new address is {value}.", "{value}."),
+    ),
+    "reason": SlotSpec(
+        "reason",
+        questions=("May I ask the reason for the cancellation: no longer needed, or ordered by mistake?",
+                   "What's the reason for cancelling (no longer needed / ordered by mistake)?"),
+        keywords=("reason",),
+        answers=("{value}.", "The reason is: {value}.", "Put it down as {value}."),
+    ),
+}
+
+INTENTS: dict[str, IntentSpec] = {
+    "cancel_order": IntentSpec(
+        "cancel_order", writes=True, core_slots=(), slots=("order", "reason"),
+        requests=("I need to cancel an order.", "Can you cancel one of my orders?",
+                  "I'd like to cancel my order."),
+        actions=("cancel order {order_id} with the reason '{reason}'",
+                 "cancel your order {order_id} (reason: {reason}) and refund the original payment method"),
+        reports=("Done: order {order_id} is cancelled and ${refund} will be refunded to the original payment method.",
+                 "Your order {order_id} has been cancelled. A refund of ${refund} is on its way."),
+    ),
+    "modify_address": IntentSpec(
+        "modify_address", writes=True, core_slots=(), slots=("order", "address"),
+        requests=("I need to change the shipping address on an order.",
+                  "Can you update where one of my orders ships to?"),
+        actions=("change the shipping address of order {order_id} to {address}",
+                 "ship order {order_id} to {address} instead"),
+        reports=("Order {order_id} will now ship to {address}.",
+                 "The shipping address of order {order_id} is updated."),
+    ),
+    "modify_payment": IntentSpec(
+        "modify_payment", writes=True, core_slots=(), slots=("order", "payment"),
+        requests=("I'd like to pay for one of my orders with a different payment method.",
+                  "Can I change how I pay for an order?"),
+        actions=("switch the payment of order {order_id} to {payment}",
+                 "charge order {order_id} to {payment} and refund the current method"),
+        reports=("Order {order_id} is now paid with {payment}.",
+                 "The payment method of order {order_id} is switched."),
+    ),
+    "modify_items": IntentSpec(
+        "modify_items", writes=True, core_slots=("items", "option_name"),
+        slots=("order", "items", "option"),
+        requests=("I'd like to change the {option_name} of {items} in an order that hasn't shipped.",
+                  "Could I get a different {option_name} for {items} I ordered? It hasn't shipped yet."),
+        actions=("change {items} in order {order_id} to {option}, settling the price difference on the original payment method",
+                 "swap {items} in order {order_id} for {option}, with the difference going through your original payment method"),
+        reports=("Order {order_id} is updated. The price difference is ${difference}.",
+                 "All set: {items} is now {option}; the price difference comes to ${difference}."),
+    ),
+    "return_items": IntentSpec(
+        "return_items", writes=True, core_slots=("items",), slots=("order", "items", "payment"),
+        requests=("I want to return {items}.", "Can I send back {items}?",
+                  "I'd like a refund for {items}."),
+        actions=("return {items} from order {order_id}, with the refund going to {payment}",
+                 "start a return of {items} from order {order_id} and refund {payment}"),
+        reports=("The return is requested: ${refund} will be refunded to {payment}.",
+                 "Return started for order {order_id}. You'll get ${refund} back."),
+    ),
+    "exchange_items": IntentSpec(
+        "exchange_items", writes=True, core_slots=("items", "option_name"),
+        slots=("order", "items", "option"),
+        requests=("I'd like to exchange {items} for a different {option_name}.",
+                  "Can I swap {items} for another {option_name}?"),
+        actions=("exchange {items} from order {order_id} for {option}, settling the price difference on the original payment method",
+                 "request an exchange of {items} in order {order_id} for {option}"),
+        reports=("Your exchange is requested. The price difference is ${difference}.",
+                 "Exchange for order {order_id} is in. The difference comes to ${difference}."),
+    ),
+    "update_profile_address": IntentSpec(
+        "update_profile_address", writes=True, core_slots=(), slots=("address",),
+        requests=("I moved and need to update the address on my account.",
+                  "Please change the default address on my profile."),
+        actions=("update the default address on your profile to {address}",
+                 "set your account address to {address}"),
+        reports=("Your profile address is now {address}.", "Your account address is updated."),
+    ),
+    "order_status": IntentSpec(
+        "order_status", writes=False, core_slots=(), slots=("order",),
+        requests=("Can you tell me the status of an order?", "Where is my order at?",
+                  "I'd like to check on an order."),
+        actions=(),
+        reports=("Order {order_id} is currently {status}.", "The status of {order_id} is: {status}."),
+    ),
+    "product_price": IntentSpec(
+        "product_price", writes=False, core_slots=("product", "option"), slots=(),
+        requests=("How much is the {product} with {option}, and is it available?",
+                  "Could you check the price and availability of the {product} with {option}?"),
+        actions=(),
+        reports=("The {product} with {option} costs ${price}.",
+                 "That one is ${price} at the moment."),
+    ),
+}
+
+# Reports that leave the required outputs out (the fault-injecting agent's ``missing_output``).
+BARE_REPORTS = ("Done, that's taken care of.", "All set on that one.", "That's been processed.")

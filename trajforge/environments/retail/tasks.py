@@ -1,0 +1,334 @@
+"""Sampling retail tasks: a customer, 1-4 intents, and the ground-truth calls that fulfil them.
+
+Each intent is built against a working environment that already holds the effects of the
+intents before it, and its calls are executed there at once, so outputs (refunds, price
+differences, statuses) are real results. Targets are named either by id or by description
+("the order with the Desk Lamp", "my most recent order"); a description costs the agent reads
+of every order it could refer to, which is the intent's evidence burden.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from typing import Any
+
+from trajforge.environments.base import Environment
+from trajforge.environments.retail.data import Customer, Order, RetailState, _address
+from trajforge.environments.retail.policy import CANCEL_REASONS, price_difference
+from trajforge.environments.tasks import DraftCall, DraftIntent, DraftOutput, DraftTask, TaskRejected
+from trajforge.errors import ToolError
+
+READ_ONLY_KINDS = ("order_status", "product_price")
+WRITE_KINDS = ("cancel_order", "modify_address", "modify_payment", "modify_items", "return_items",
+               "exchange_items", "update_profile_address")
+KIND_WEIGHTS = {"cancel_order": 3, "modify_address": 2, "modify_payment": 2, "modify_items": 2,
+                "return_items": 4, "exchange_items": 3, "update_profile_address": 1,
+                "order_status": 1, "product_price": 1}
+
+
+def address_text(a: Any) -> str:
+    parts = [a.address1] + ([a.address2] if a.address2 else []) + [f"{a.city}, {a.state} {a.zip}"]
+    return ", ".join(parts)
+
+
+def money(value: float) -> str:
+    return f"{abs(value):.2f}"
+
+
+class _Builder:
+    """Builds one task; holds the working environment and what was read so far."""
+
+    def __init__(self, env: Environment, rng: random.Random, customer: Customer,
+                 p_indirect: float, p_revision: float, p_redirect: float) -> None:
+        self.env, self.rng, self.customer = env, rng, customer
+        self.p_indirect, self.p_revision, self.p_redirect = p_indirect, p_revision, p_redirect
+        self.read: set[str] = set()
+        self.used_orders: set[str] = set()
+
+    @property
+    def state(self) -> RetailState:
+        return self.env.state  # type: ignore[return-value]
+
+    def orders(self) -> list[Order]:
+        return [self.state.orders[o] for o in self.customer.order_ids]
+
+    def read_call(self, name: str, args: dict[str, Any], needs: tuple[str, ...]) -> list[DraftCall]:
+        key = f"{name}:{sorted(args.items())}"
+        if key in self.read:
+            return []
+        self.read.add(key)
+        return [DraftCall(name, args, "read", needs)]
+
+    # --- references --------------------------------------------------------------------------
+
+    def order_ref(self, order: Order) -> tuple[str, list[DraftCall], int]:
+        """How the user names the order, the reads that resolve it, and their count."""
+        orders = self.orders()
+        if len(orders) > 1 and self.rng.random() < self.p_indirect:
+            names = Counter(i.name for o in orders for i in {x.name: x for x in o.items}.values())
+            unique = [i.name for i in order.items if names[i.name] == 1]
+            latest = max(o.placed_on for o in orders)
+            ref = None
+            if order.placed_on == latest and sum(o.placed_on == latest for o in orders) == 1 \
+                    and self.rng.random() < 0.4:
+                ref = "my most recent order"
+            elif unique:
+                ref = f"the order with the {self.rng.choice(unique)}"
+            if ref:
+                calls = [c for o in orders
+                         for c in self.read_call("get_order_details", {"order_id": o.id}, ("order",))]
+                return ref, calls, len(orders)
+        return order.id, self.read_call("get_order_details", {"order_id": order.id}, ("order",)), 1
+
+    def item_ref(self, order: Order, item_ids: list[str]) -> str:
+        names = Counter(i.name for i in order.items)
+        parts = []
+        for item_id in item_ids:
+            item = order.item(item_id)
+            assert item is not None
+            if names[item.name] == 1:
+                parts.append(f"the {item.name}")
+            else:
+                first = next(iter(item.options.values()))
+                same = [i for i in order.items if i.name == item.name and first in i.options.values()]
+                if len(same) != 1:
+                    raise TaskRejected("ambiguous_item", f"{item.name} in {order.id}")
+                parts.append(f"the {first} {item.name}")
+        return " and ".join(parts)
+
+    def pick_order(self, statuses: tuple[str, ...]) -> Order:
+        options = [o for o in self.orders() if o.status in statuses and o.id not in self.used_orders]
+        if not options:
+            raise TaskRejected("no_eligible_order", "/".join(statuses))
+        order = self.rng.choice(options)
+        self.used_orders.add(order.id)
+        return order
+
+    def new_variant(self, order: Order) -> tuple[str, str, str, str, list[str]]:
+        """(item_id, new_item_id, option_name, option text, other option texts) for a swap."""
+        candidates = []
+        for item in order.items:
+            product = self.state.products[item.product_id]
+            for variant in product.variants:
+                changed = [k for k in item.options if item.options[k] != variant.options[k]]
+                if len(changed) == 1 and variant.available and variant.price != item.price:
+                    candidates.append((item, variant, changed[0]))
+        if not candidates:
+            raise TaskRejected("no_available_variant", order.id)
+        item, variant, key = self.rng.choice(candidates)
+        others = [f"{key} {v.options[key]}" for _, v, k in candidates
+                  if k == key and v.item_id != variant.item_id and _ == item]
+        return item.item_id, variant.item_id, key, f"{key} {variant.options[key]}", others
+
+    def gift_card(self) -> str | None:
+        cards = [m for m in self.customer.payment_methods if m.kind == "gift_card"]
+        return cards[0].id if len(cards) == 1 else None
+
+    def method_text(self, method_id: str) -> str:
+        method = self.customer.payment_method(method_id)
+        assert method is not None
+        if method.kind == "gift_card":
+            return "my gift card"
+        if method.kind == "paypal":
+            return "my PayPal account"
+        return f"my {method.brand} card ending in {method.last_four}"
+
+    # --- intents -----------------------------------------------------------------------------
+
+    def build(self, kind: str) -> DraftIntent:
+        return getattr(self, f"_{kind}")()
+
+    def _cancel_order(self) -> DraftIntent:
+        order = self.pick_order(("pending",))
+        ref, reads, burden = self.order_ref(order)
+        reason = self.rng.choice(CANCEL_REASONS)
+        write = DraftCall("cancel_pending_order", {"order_id": order.id, "reason": reason}, "write",
+                          ("order", "reason"))
+        calls = reads + [write]
+        return DraftIntent("cancel_order", {"order": ref, "reason": reason}, calls,
+                           [DraftOutput("refund", money(order.total), len(calls) - 1)], burden)
+
+    def _modify_address(self) -> DraftIntent:
+        order = self.pick_order(("pending",))
+        ref, reads, burden = self.order_ref(order)
+        new = _address(self.rng)
+        text = address_text(new)
+        write = DraftCall("modify_pending_order_address",
+                          {"order_id": order.id, **new.model_dump()}, "write", ("order", "address"))
+        intent = DraftIntent("modify_address", {"order": ref, "address": text}, reads + [write],
+                             [], burden)
+        roll = self.rng.random()
+        if roll < self.p_redirect:
+            intent.initial_kind = "cancel_order"
+            intent.initial_slots = {"reason": self.rng.choice(CANCEL_REASONS)}
+        elif roll < self.p_redirect + self.p_revision:
+            typo = new.model_copy(update={"zip": f"{(int(new.zip) + 1) % 100000:05d}"})
+            intent.revision = ("address", address_text(typo))
+        return intent
+
+    def _modify_payment(self) -> DraftIntent:
+        order = self.pick_order(("pending",))
+        options = [m for m in self.customer.payment_methods if m.id != order.payment_method_id
+                   and not (m.kind == "gift_card" and (m.balance or 0) < order.total)
+                   and not (m.kind == "gift_card" and self.gift_card() is None)]
+        if not options:
+            raise TaskRejected("no_other_payment_method", order.id)
+        method = self.rng.choice(options)
+        ref, reads, burden = self.order_ref(order)
+        write = DraftCall("modify_pending_order_payment",
+                          {"order_id": order.id, "payment_method_id": method.id}, "write",
+                          ("order", "payment"))
+        return DraftIntent("modify_payment", {"order": ref, "payment": self.method_text(method.id)},
+                           reads + [write], [], burden)
+
+    def _swap(self, kind: str, statuses: tuple[str, ...], tool_name: str) -> DraftIntent:
+        order = self.pick_order(statuses)
+        item_id, new_id, key, option, others = self.new_variant(order)
+        ref, reads, burden = self.order_ref(order)
+        items = self.item_ref(order, [item_id])
+        product_id = order.item(item_id).product_id  # type: ignore[union-attr]
+        reads += self.read_call("get_product_details", {"product_id": product_id}, ("option",))
+        diff = price_difference(self.state, order.id, [item_id], [new_id])
+        if diff > 0 and self.customer.payment_method(order.payment_method_id).kind == "gift_card":  # type: ignore[union-attr]
+            raise TaskRejected("gift_card_cannot_pay_difference", order.id)
+        write = DraftCall(tool_name, {"order_id": order.id, "item_ids": [item_id],
+                                      "new_item_ids": [new_id],
+                                      "payment_method_id": order.payment_method_id},
+                          "write", ("order", "items", "option"))
+        calls = reads + [write]
+        intent = DraftIntent(kind, {"order": ref, "items": items, "option_name": key,
+                                    "option": option}, calls,
+                             [DraftOutput("difference", money(diff), len(calls) - 1)], burden + 1)
+        roll = self.rng.random()
+        if kind == "exchange_items" and roll < self.p_redirect:
+            intent.initial_kind = "return_items"
+            intent.initial_slots = {"payment": "the original payment method"}
+        elif others and roll < self.p_redirect + self.p_revision:
+            intent.revision = ("option", self.rng.choice(others))
+        return intent
+
+    def _modify_items(self) -> DraftIntent:
+        order_ok = [o for o in self.orders() if o.status == "pending" and not o.items_modified]
+        if not order_ok:
+            raise TaskRejected("no_eligible_order", "pending")
+        return self._swap("modify_items", ("pending",), "modify_pending_order_items")
+
+    def _exchange_items(self) -> DraftIntent:
+        return self._swap("exchange_items", ("delivered",), "exchange_delivered_order_items")
+
+    def _return_items(self) -> DraftIntent:
+        order = self.pick_order(("delivered",))
+        count = 2 if len(order.items) > 1 and self.rng.random() < 0.3 else 1
+        item_ids = [i.item_id for i in self.rng.sample(list(order.items), count)]
+        ref, reads, burden = self.order_ref(order)
+        items = self.item_ref(order, item_ids)
+        gift = self.gift_card()
+        to_gift = gift is not None and self.rng.random() < 0.35
+        method_id = gift if to_gift and gift else order.payment_method_id
+        payment = "my gift card" if to_gift else "the original payment method"
+        write = DraftCall("return_delivered_order_items",
+                          {"order_id": order.id, "item_ids": item_ids, "payment_method_id": method_id},
+                          "write", ("order", "items", "payment"))
+        calls = reads + [write]
+        amount = sum(order.item(i).price for i in item_ids)  # type: ignore[union-attr]
+        intent = DraftIntent("return_items", {"order": ref, "items": items, "payment": payment},
+                             calls, [DraftOutput("refund", money(amount), len(calls) - 1)], burden)
+        if to_gift and self.rng.random() < self.p_revision:
+            intent.revision = ("payment", "the original payment method")
+        return intent
+
+    def _update_profile_address(self) -> DraftIntent:
+        new = _address(self.rng)
+        write = DraftCall("modify_customer_address",
+                          {"customer_id": self.customer.id, **new.model_dump()}, "write", ("address",))
+        return DraftIntent("update_profile_address", {"address": address_text(new)}, [write], [], 0)
+
+    def _order_status(self) -> DraftIntent:
+        order = self.pick_order(("pending", "processed", "shipped", "delivered", "cancelled"))
+        ref, reads, burden = self.order_ref(order)
+        at = [i for i, c in enumerate(reads) if c.arguments.get("order_id") == order.id]
+        if not at:
+            raise TaskRejected("already_read", order.id)
+        return DraftIntent("order_status", {"order": ref}, reads,
+                           [DraftOutput("status", order.status, at[0])], burden)
+
+    def _product_price(self) -> DraftIntent:
+        product = self.rng.choice(list(self.state.products.values()))
+        variant = self.rng.choice(product.variants)
+        first = {k: v for k, v in variant.options.items()}
+        same = [v for v in product.variants if v.options == first]
+        if len(same) != 1:
+            raise TaskRejected("ambiguous_variant", product.name)
+        option = " and ".join(f"{k} {v}" for k, v in first.items())
+        calls = (self.read_call("list_product_types", {}, ())
+                 + self.read_call("get_product_details", {"product_id": product.id}, ()))
+        if not calls or calls[-1].name != "get_product_details":
+            raise TaskRejected("already_read", product.id)
+        return DraftIntent("product_price", {"product": product.name, "option": option}, calls,
+                           [DraftOutput("price", money(variant.price), len(calls) - 1)], len(calls))
+
+
+def _unique_name_zip(state: RetailState) -> set[str]:
+    counts = Counter((c.first_name, c.last_name, c.address.zip) for c in state.customers.values())
+    return {c.id for c in state.customers.values()
+            if counts[(c.first_name, c.last_name, c.address.zip)] == 1}
+
+
+class RetailTaskSampler:
+    """Samples ``DraftTask``s over one template state (construct once, sample many)."""
+
+    def __init__(self, domain: Any) -> None:
+        self.domain = domain
+        state: RetailState = domain.template
+        self.customer_ids = sorted(state.customers)
+        self.name_zip_ok = _unique_name_zip(state)
+
+    def sample(self, rng: random.Random, n_intents: int, *, p_indirect: float, p_revision: float,
+               p_redirect: float, p_read_only: float) -> DraftTask:
+        env = self.domain.environment()
+        customer: Customer = env.state.customers[rng.choice(self.customer_ids)]
+        if customer.id in self.name_zip_ok and rng.random() < 0.4:
+            identity = {"name": f"{customer.first_name} {customer.last_name}",
+                        "zip": customer.address.zip}
+            auth = DraftCall("find_customer_id_by_name_zip",
+                             {"first_name": customer.first_name, "last_name": customer.last_name,
+                              "zip": customer.address.zip}, "read", ("identity",))
+        else:
+            identity = {"email": customer.email}
+            auth = DraftCall("find_customer_id_by_email", {"email": customer.email}, "read",
+                             ("identity",))
+        builder = _Builder(env, rng, customer, p_indirect, p_revision, p_redirect)
+        auth_calls = [auth] + builder.read_call("get_customer_details",
+                                                {"customer_id": customer.id}, ("identity",))
+        intents: list[DraftIntent] = []
+        once = {"update_profile_address", "product_price"}
+        for _ in range(n_intents):
+            pool = READ_ONLY_KINDS if rng.random() < p_read_only else WRITE_KINDS
+            kinds = [k for k in pool if k not in once or k not in {i.kind for i in intents}]
+            weights = [KIND_WEIGHTS[k] for k in kinds]
+            intent = None
+            failures: list[str] = []
+            while kinds and intent is None:
+                kind = rng.choices(kinds, weights)[0]
+                idx = kinds.index(kind)
+                kinds.pop(idx)
+                weights.pop(idx)
+                try:
+                    intent = builder.build(kind)
+                except TaskRejected as exc:
+                    failures.append(exc.reason)
+            if intent is None:
+                if intents:  # fewer intents than asked: the customer has nothing more to do
+                    break
+                raise TaskRejected("no_feasible_intent", ",".join(sorted(set(failures))))
+            for call in intent.calls:
+                try:
+                    env.call(call.name, call.arguments)
+                except ToolError as exc:
+                    raise TaskRejected("ground_truth_call_failed", f"{call.name}: {exc}") from None
+                if call.kind == "write":
+                    builder.read.clear()  # what was read before a write may be stale now
+                    builder.customer = env.state.customers[customer.id]
+            intents.append(intent)
+        return DraftTask(identity=identity, auth_calls=auth_calls, intents=intents)

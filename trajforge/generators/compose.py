@@ -1,0 +1,245 @@
+"""The programmatic generator: a domain's draft task, plus a persona and a disclosure plan.
+
+Blueprint ``i`` of a run depends only on (generation seed, i), never on shard layout, so a
+resumed or extended run regenerates exactly the same blueprints. Every blueprint is validated
+by executing its ground truth on a fresh state before any dialogue is simulated.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from trajforge.environments.base import Domain
+from trajforge.environments.tasks import DraftTask, IntentSpec, TaskRejected
+from trajforge.errors import ToolError
+from trajforge.schemas.blueprint import (
+    BlueprintRejection,
+    DisclosureStep,
+    EnvironmentRef,
+    GroundTruth,
+    GroundTruthCall,
+    Intent,
+    Persona,
+    Provenance,
+    RequiredOutput,
+    StructuralDescriptors,
+    Style,
+    TaskBlueprint,
+    UserSpec,
+    Volunteering,
+)
+from trajforge.schemas.config import GenerationConfig
+from trajforge.schemas.ids import content_id
+
+GENERATOR = "programmatic"
+VERSION = "1"
+TRAITS = ("impatient", "detail-oriented", "friendly", "skeptical", "apologetic", "busy")
+
+
+def blueprint_seed(seed: int, index: int) -> int:
+    return int.from_bytes(hashlib.sha256(f"{seed}:{index}".encode()).digest()[:8], "big")
+
+
+def sample_persona(rng: random.Random) -> Persona:
+    return Persona(style=rng.choice(list(Style)), verbosity=rng.randint(1, 3),
+                   patience=rng.randint(2, 5), volunteers=rng.choice(list(Volunteering)),
+                   traits=tuple(sorted(rng.sample(TRAITS, rng.randint(0, 2)))))
+
+
+def _volunteer(rng: random.Random, persona: Persona) -> bool:
+    if persona.volunteers is Volunteering.high:
+        return True
+    return persona.volunteers is Volunteering.medium and rng.random() < 0.5
+
+
+def _goal_text(domain: Domain, draft: DraftTask) -> str:
+    lines = []
+    for k, intent in enumerate(draft.intents):
+        spec: IntentSpec = domain.intents[intent.kind]
+        request = spec.requests[0].format(**intent.slots)
+        details = ", ".join(f"{s}: {intent.slots[s]}" for s in spec.slots if s in intent.slots)
+        lines.append(f"({k + 1}) {request}" + (f" [{details}]" if details else ""))
+    who = ", ".join(f"{k}: {v}" for k, v in draft.identity.items())
+    return f"You are a customer ({who}). You want: " + " ".join(lines)
+
+
+def _dependency_depth(results: list[str], calls: list[GroundTruthCall]) -> int:
+    """Longest chain of calls where a call's argument value came out of an earlier result."""
+    depth: list[int] = []
+    for j, call in enumerate(calls):
+        values = [str(x) for v in call.arguments.values() for x in (v if isinstance(v, list) else [v])
+                  if str(x)]
+        parents = [depth[i] for i in range(j) if any(v in results[i] for v in values)]
+        depth.append(1 + max(parents, default=0))
+    return max(depth, default=0)
+
+
+def _topology(calls: list[GroundTruthCall]) -> str:
+    names: list[str] = []
+    for call in calls:
+        if not names or names[-1] != call.name:
+            names.append(call.name)
+    return ">".join(names)
+
+
+def compose_blueprint(domain: Domain, draft: DraftTask, rng: random.Random, *, seed: int,
+                      index: int) -> TaskBlueprint:
+    persona = sample_persona(rng)
+    known: dict[str, str] = {}
+    hidden: dict[str, str] = {}
+    for key, value in draft.identity.items():
+        (known if persona.volunteers is Volunteering.high else hidden)[key] = value
+    intents: list[Intent] = []
+    disclosure: list[DisclosureStep] = []
+    for k, intent in enumerate(draft.intents):
+        first_kind = intent.initial_kind or intent.kind
+        first_spec: IntentSpec = domain.intents[first_kind]
+        said_first = {**intent.slots, **intent.initial_slots}
+        if intent.revision:
+            said_first[intent.revision[0]] = intent.revision[1]
+        for slot in dict.fromkeys(first_spec.core_slots + first_spec.slots):
+            if slot in said_first:
+                core = slot in first_spec.core_slots
+                (known if core or _volunteer(rng, persona) else hidden)[f"{k}.{slot}"] = said_first[slot]
+        for slot, value in intent.slots.items():  # facts only the final kind needs
+            known.setdefault(f"{k}.{slot}", value) if f"{k}.{slot}" in known else \
+                hidden.setdefault(f"{k}.{slot}", value)
+        disclosure.append(DisclosureStep(intent=k, action="reveal_intent",
+                                         trigger="opening" if k == 0 else "after_previous_intent",
+                                         value=first_kind))
+        if intent.revision:
+            disclosure.append(DisclosureStep(intent=k, action="revise", trigger="on_confirmation",
+                                             fact=intent.revision[0],
+                                             value=intent.slots[intent.revision[0]]))
+        if intent.initial_kind:
+            disclosure.append(DisclosureStep(intent=k, action="redirect", trigger="on_confirmation",
+                                             value=intent.kind))
+        intents.append(Intent(kind=intent.kind, slots=intent.slots, initial_kind=intent.initial_kind))
+
+    calls: list[GroundTruthCall] = [GroundTruthCall(name=c.name, arguments=c.arguments, kind=c.kind,
+                                                    intent=0, needs=c.needs)
+                                    for c in draft.auth_calls]
+    outputs: list[RequiredOutput] = []
+    burdens: list[int] = []
+    for k, intent in enumerate(draft.intents):
+        offset = len(calls)
+        calls += [GroundTruthCall(name=c.name, arguments=c.arguments, kind=c.kind, intent=k,
+                                  needs=c.needs) for c in intent.calls]
+        outputs += [RequiredOutput(intent=k, key=o.key, value=o.value, after_call=offset + o.after)
+                    for o in intent.outputs]
+        burdens += [intent.evidence_burden for c in intent.calls if c.kind == "write"]
+
+    env = domain.environment()
+    results = [str(_run(env, c)) for c in calls]
+    writes = [c for c in calls if c.kind == "write"]
+    rules = {"authenticate", "own_account"} | ({"confirm"} if writes else set())
+    for call in writes:
+        rules.update(domain.tool_rules.get(call.name, ()))
+    user = UserSpec(persona=persona, goal=_goal_text(domain, draft), known_facts=known,
+                    hidden_facts=hidden, intents=tuple(intents), disclosure=tuple(disclosure))
+    ground_truth = GroundTruth(calls=tuple(calls), initial_state_hash=domain.hasher.hash(domain.template),
+                               final_state_hash=env.state_hash(), final_state_diff=env.diff(),
+                               outputs=tuple(outputs))
+    environment = EnvironmentRef(domain=domain.name, size=domain.size, seed=domain.seed)
+    policy_rules = tuple(sorted(rules))
+    structure = StructuralDescriptors(
+        n_intents=len(intents), write_count=len(writes), read_count=len(calls) - len(writes),
+        evidence_burden=tuple(burdens), dependency_depth=_dependency_depth(results, calls),
+        tool_topology=_topology(calls),
+        n_revisions=sum(d.action == "revise" for d in disclosure),
+        n_redirects=sum(d.action == "redirect" for d in disclosure))
+    return TaskBlueprint(
+        id=TaskBlueprint.make_id(environment, user, ground_truth, policy_rules),
+        environment=environment, user=user, ground_truth=ground_truth, policy_rules=policy_rules,
+        structure=structure,
+        provenance=Provenance(generator=GENERATOR, version=VERSION, seed=seed, index=index))
+
+
+def _run(env, call: GroundTruthCall) -> object:  # type: ignore[no-untyped-def]
+    try:
+        result = env.call(call.name, call.arguments)
+    except ToolError as exc:
+        raise TaskRejected("ground_truth_call_failed", f"{call.name}: {exc}") from None
+    from trajforge.environments.base import _result_text
+
+    return _result_text(result)
+
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _grounded(value: str, text: str) -> bool:
+    """The output is in the result: verbatim, or as the same number (``40.60`` vs ``40.6``)."""
+    if value in text:
+        return True
+    try:
+        wanted = float(value)
+    except ValueError:
+        return False
+    return any(abs(float(n) - wanted) < 0.005 for n in _NUMBER.findall(text))
+
+
+@dataclass(frozen=True)
+class BlueprintCheck:
+    ok: bool
+    reason: str = ""
+    detail: str = ""
+
+
+def validate_blueprint(bp: TaskBlueprint, domain: Domain) -> BlueprintCheck:
+    """Execute the ground truth on a fresh state: every call succeeds, no policy rule breaks,
+    the final state hash matches, and each required output is in its call's result."""
+    env = domain.environment()
+    authenticated: str | None = None
+    results: list[str] = []
+    for i, call in enumerate(bp.ground_truth.calls):
+        if call.kind == "write":
+            breaches = domain.policy_breaches(env.state, call.name, call.arguments, authenticated)
+            if breaches:
+                return BlueprintCheck(False, "policy_breach", f"call {i} {call.name}: {breaches}")
+        try:
+            result = env.call(call.name, call.arguments)
+        except ToolError as exc:
+            return BlueprintCheck(False, "call_failed", f"call {i} {call.name}: {exc}")
+        from trajforge.environments.base import _result_text
+
+        results.append(_result_text(result))
+        if call.name in domain.auth_tools:
+            authenticated = str(result)
+    if env.state_hash() != bp.ground_truth.final_state_hash:
+        return BlueprintCheck(False, "state_mismatch", "replayed final state differs")
+    for out in bp.ground_truth.outputs:
+        if not _grounded(out.value, results[out.after_call]):
+            return BlueprintCheck(False, "output_not_grounded", f"{out.key}={out.value}")
+    return BlueprintCheck(True)
+
+
+def generate_blueprints(domain: Domain, config: GenerationConfig, run_id: str, start: int,
+                        stop: int) -> Iterator[TaskBlueprint | BlueprintRejection]:
+    """Blueprints ``start..stop-1`` of a run, each validated; failures come as rejections."""
+    sampler = domain.task_sampler()
+    for index in range(start, stop):
+        seed = blueprint_seed(config.seed, index)
+        rng = random.Random(seed)
+        n_intents = rng.randint(config.min_intents, config.max_intents)
+        bp_id = None
+        try:
+            draft = sampler.sample(rng, n_intents, p_indirect=config.p_indirect_reference,
+                                   p_revision=config.p_revision, p_redirect=config.p_redirect,
+                                   p_read_only=config.p_read_only_intent)
+            bp = compose_blueprint(domain, draft, rng, seed=seed, index=index)
+            bp_id = bp.id
+            check = validate_blueprint(bp, domain)
+        except TaskRejected as exc:
+            check = BlueprintCheck(False, exc.reason, exc.detail)
+        if check.ok:
+            yield bp
+        else:
+            yield BlueprintRejection(
+                id=content_id({"run_id": run_id, "index": index}, prefix="rj_"), run_id=run_id,
+                domain=domain.name, index=index, seed=seed, generator=GENERATOR,
+                reason=check.reason, detail=check.detail, blueprint_id=bp_id)

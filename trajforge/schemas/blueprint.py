@@ -1,0 +1,172 @@
+"""Task blueprints: who the user is, what they want and reveal, and the executed ground truth."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import Field
+
+from trajforge.schemas.base import Record
+from trajforge.schemas.ids import content_id
+
+
+class Style(StrEnum):
+    terse = "terse"
+    polite = "polite"
+    chatty = "chatty"
+    formal = "formal"
+
+
+class Volunteering(StrEnum):
+    """How much the user says before being asked."""
+
+    low = "low"
+    medium = "medium"
+    high = "high"
+
+
+class Persona(Record):
+    style: Style
+    verbosity: int = Field(ge=1, le=3)
+    patience: int = Field(ge=1, le=6, description="unproductive agent turns tolerated in a row")
+    volunteers: Volunteering
+    traits: tuple[str, ...] = ()
+
+
+class Intent(Record):
+    """One thing the user wants. ``slots`` hold the final user-facing values (after revisions)."""
+
+    kind: str
+    slots: dict[str, str] = Field(default_factory=dict)
+    initial_kind: str | None = Field(default=None, description="what the user asks first, if redirected")
+
+
+DisclosureAction = Literal["reveal_intent", "revise", "redirect"]
+Trigger = Literal["opening", "after_previous_intent", "on_confirmation"]
+
+
+class DisclosureStep(Record):
+    """One move of the user's plan: state an intent, revise a fact, or redirect the intent."""
+
+    intent: int
+    action: DisclosureAction
+    trigger: Trigger
+    fact: str | None = None
+    value: str | None = None
+
+
+class UserSpec(Record):
+    persona: Persona
+    goal: str
+    known_facts: dict[str, str] = Field(description="facts the user volunteers")
+    hidden_facts: dict[str, str] = Field(description="facts the user gives only when asked")
+    intents: tuple[Intent, ...]
+    disclosure: tuple[DisclosureStep, ...]
+
+    def fact(self, key: str) -> str | None:
+        return self.known_facts.get(key, self.hidden_facts.get(key))
+
+
+class GroundTruthCall(Record):
+    name: str
+    arguments: dict[str, Any]
+    kind: Literal["read", "write"]
+    intent: int
+    needs: tuple[str, ...] = Field(default=(), description="user facts this call depends on")
+
+
+class RequiredOutput(Record):
+    """A value the agent must say after the ground-truth call ``after_call`` has happened."""
+
+    intent: int
+    key: str
+    value: str
+    after_call: int
+
+
+class StateChange(Record):
+    table: str
+    key: str
+    path: str
+    before: Any = None
+    after: Any = None
+
+
+class GroundTruth(Record):
+    calls: tuple[GroundTruthCall, ...]
+    initial_state_hash: str
+    final_state_hash: str
+    final_state_diff: tuple[StateChange, ...]
+    outputs: tuple[RequiredOutput, ...]
+
+
+class StructuralDescriptors(Record):
+    n_intents: int
+    write_count: int
+    read_count: int
+    evidence_burden: tuple[int, ...] = Field(description="reads needed to fix each write's arguments")
+    dependency_depth: int
+    tool_topology: str
+    n_revisions: int
+    n_redirects: int
+
+
+class Provenance(Record):
+    generator: str
+    version: str
+    seed: int
+    index: int
+    parent_id: str | None = None
+
+
+class EnvironmentRef(Record):
+    """Which fresh state the blueprint runs on: a domain built at a size from a seed."""
+
+    domain: str
+    size: int
+    seed: int
+
+
+class TaskBlueprint(Record):
+    id: str
+    environment: EnvironmentRef
+    user: UserSpec
+    ground_truth: GroundTruth
+    policy_rules: tuple[str, ...]
+    structure: StructuralDescriptors
+    provenance: Provenance
+
+    @property
+    def domain(self) -> str:
+        return self.environment.domain
+
+    @staticmethod
+    def make_id(environment: EnvironmentRef, user: UserSpec, ground_truth: GroundTruth,
+                policy_rules: tuple[str, ...]) -> str:
+        """Content id over what defines the task (not provenance: the same task is the same)."""
+        return content_id(
+            {
+                "environment": environment.model_dump(mode="json"),
+                "user": user.model_dump(mode="json"),
+                "calls": [c.model_dump(mode="json") for c in ground_truth.calls],
+                "final_state_hash": ground_truth.final_state_hash,
+                "outputs": [o.model_dump(mode="json") for o in ground_truth.outputs],
+                "policy_rules": list(policy_rules),
+            },
+            prefix="bp_",
+        )
+
+
+class BlueprintRejection(Record):
+    """A blueprint that failed generation or validation, kept with its reason."""
+
+    id: str
+    run_id: str
+    domain: str
+    index: int
+    seed: int
+    generator: str
+    reason: str
+    detail: str
+    blueprint_id: str | None = None

@@ -1,0 +1,37 @@
+"""Canonical JSON and content-addressed ids.
+
+The same defining fields always give the same id, whatever the key order or the way a number
+was written (``1`` and ``1.0`` hash equal), so ids serve as dedup, cache and primary keys.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+
+def normalize(value: Any) -> Any:
+    """Make a JSON-able value canonical: integral floats become ints, floats are rounded."""
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+        return value
+    if isinstance(value, float):
+        if value.is_integer():
+            return int(value)
+        return round(value, 9)
+    if isinstance(value, dict):
+        return {str(k): normalize(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [normalize(v) for v in value]
+    raise TypeError(f"not JSON-able: {type(value).__name__}")
+
+
+def canonical_json(value: Any) -> str:
+    """Compact JSON with sorted keys over the normalized value."""
+    return json.dumps(normalize(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def content_id(value: Any, *, prefix: str = "", length: int = 24) -> str:
+    """sha256 of the canonical JSON, hex, truncated to ``length`` characters (96 bits by default)."""
+    digest = hashlib.sha256(canonical_json(value).encode()).hexdigest()[:length]
+    return f"{prefix}{digest}"

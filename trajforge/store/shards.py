@@ -1,0 +1,391 @@
+"""Parquet shards and the per-run manifest: crash-safe writes and exact resume.
+
+Why this shape (DESIGN.md section 6): a Parquet file killed mid-write has no footer and breaks
+every glob query over its folder, so each file is written to ``<name>.tmp``, fsynced, renamed
+and its directory fsynced. The manifest (``runs/<run_id>/manifest.jsonl``) is the commit
+point: a shard counts only once its line, newline included, is on disk and its files still
+hash to what the line says. Everything else (leftover temporaries, files of a shard whose
+manifest line never landed) is ignored and recomputed.
+
+One process appends to a run's manifest at a time; readers may run alongside it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from trajforge.errors import StoreError
+from trajforge.schemas.arrow import (
+    BLUEPRINT_SCHEMA,
+    REJECTION_SCHEMA,
+    TRAJECTORY_SCHEMA,
+    VERDICT_SCHEMA,
+)
+
+TABLES: dict[str, pa.Schema] = {
+    "blueprints": BLUEPRINT_SCHEMA,
+    "rejections": REJECTION_SCHEMA,
+    "trajectories": TRAJECTORY_SCHEMA,
+    "verdicts": VERDICT_SCHEMA,
+}
+
+RUNS_DIR = "runs"
+MANIFEST_FILE = "manifest.jsonl"
+RUN_INFO_FILE = "run.json"
+TMP_SUFFIX = ".tmp"
+
+# Run ids become folder names and DuckDB glob patterns: no separators, quotes or glob chars.
+_RUN_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+_HASH_CHUNK = 1 << 20
+
+
+# --- low-level durable writes -----------------------------------------------------------------
+
+def fsync_dir(folder: Path) -> None:
+    """Make a rename or a new entry in ``folder`` survive a power loss."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _tmp_path(path: Path) -> Path:
+    """``part.parquet`` -> ``part.parquet.tmp``: same folder (so rename is atomic), and a
+    ``*.parquet`` glob never matches it."""
+    return path.with_name(path.name + TMP_SUFFIX)
+
+
+def file_sha256(path: Path) -> str:
+    """Hex sha256 of a file's bytes, read in chunks so big shards do not load whole."""
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(_HASH_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def write_parquet_atomic(path: Path, table: pa.Table) -> str:
+    """Write ``table`` as zstd Parquet at ``path`` so that no reader ever sees a partial file.
+
+    Returns the sha256 hex of the final file, which the manifest records.
+    """
+    tmp = _tmp_path(path)
+    with tmp.open("wb") as f:
+        pq.write_table(table, f, compression="zstd")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+    return file_sha256(path)
+
+
+def _write_text_atomic(path: Path, text: str) -> None:
+    """tmp + fsync + rename + dir fsync, for small JSON files."""
+    tmp = _tmp_path(path)
+    with tmp.open("w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+# --- manifest records -------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class ShardFile:
+    """One table's file of a shard. ``path`` is POSIX and relative to the output folder, so the
+    folder can be moved without rewriting manifests."""
+
+    path: str
+    rows: int
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShardRecord:
+    """A committed shard: source indices ``[start, stop)`` and one file per table."""
+
+    start: int
+    stop: int
+    files: dict[str, ShardFile]
+
+    def to_json(self) -> str:
+        body = {
+            "start": self.start,
+            "stop": self.stop,
+            "files": {name: {"path": f.path, "rows": f.rows, "sha256": f.sha256}
+                      for name, f in sorted(self.files.items())},
+        }
+        return json.dumps(body, sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, line: str) -> ShardRecord:
+        body = json.loads(line)
+        files = {name: ShardFile(path=str(f["path"]), rows=int(f["rows"]), sha256=str(f["sha256"]))
+                 for name, f in body["files"].items()}
+        return cls(start=int(body["start"]), stop=int(body["stop"]), files=files)
+
+
+def _read_manifest_lines(manifest: Path) -> list[str]:
+    """The committed lines of a manifest. A last line without its newline was torn by a kill
+    mid-append and is not committed, so it is left out (never an error)."""
+    try:
+        data = manifest.read_bytes()
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise StoreError(f"cannot read manifest {manifest}: {exc.strerror or exc}") from exc
+    end = data.rfind(b"\n")
+    committed = data[: end + 1] if end >= 0 else b""
+    return [line for line in committed.decode("utf-8", errors="replace").splitlines() if line]
+
+
+def _parse_manifest(manifest: Path) -> Iterator[ShardRecord]:
+    for number, line in enumerate(_read_manifest_lines(manifest), start=1):
+        try:
+            yield ShardRecord.from_json(line)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            # A complete line is written in one go with its newline, so a bad one is corruption.
+            raise StoreError(f"{manifest}:{number}: corrupt manifest line ({exc})") from exc
+
+
+def _latest_non_overlapping(records: Iterable[ShardRecord]) -> list[ShardRecord]:
+    """Later records supersede earlier ones they overlap (a shard recomputed after its files
+    went bad), so no index is ever counted twice. Sorted by ``start``."""
+    kept: list[ShardRecord] = []
+    for record in records:
+        kept = [r for r in kept if r.stop <= record.start or r.start >= record.stop]
+        kept.append(record)
+    return sorted(kept, key=lambda r: r.start)
+
+
+def _chunks(start: int, stop: int, size: int) -> Iterator[tuple[int, int]]:
+    """Split ``[start, stop)`` at multiples of ``size`` so a resumed run recreates exactly the
+    shard boundaries a fresh run would have had."""
+    lo = start
+    while lo < stop:
+        hi = min(stop, (lo // size + 1) * size)
+        yield lo, hi
+        lo = hi
+
+
+# --- the run store ----------------------------------------------------------------------------
+
+class RunStore:
+    """The files one run writes under an output folder ``out``:
+
+    - ``<table>/run=<run_id>/part-<start:09d>-<stop:09d>.parquet`` for each table in ``TABLES``
+    - ``runs/<run_id>/manifest.jsonl`` (committed shards) and ``runs/<run_id>/run.json``
+    """
+
+    def __init__(self, out: Path, run_id: str) -> None:
+        if not _RUN_ID.fullmatch(run_id):
+            raise StoreError(f"invalid run id {run_id!r}: use letters, digits, '_', '.', '-'")
+        self.out = Path(out)
+        self.run_id = run_id
+
+    # paths
+
+    def table_dir(self, table: str) -> Path:
+        return self.out / table / f"run={self.run_id}"
+
+    @property
+    def run_dir(self) -> Path:
+        return self.out / RUNS_DIR / self.run_id
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.run_dir / MANIFEST_FILE
+
+    def _folders(self) -> list[Path]:
+        return [self.table_dir(name) for name in TABLES] + [self.run_dir]
+
+    def shard_relpath(self, table: str, start: int, stop: int) -> str:
+        return f"{table}/run={self.run_id}/part-{start:09d}-{stop:09d}.parquet"
+
+    # lifecycle
+
+    def prepare(self) -> None:
+        """Create this run's folders and drop temporaries a killed process left behind (a
+        ``.tmp`` is never committed, and removing it keeps the folders clean)."""
+        for folder in self._folders():
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create {folder}: {exc.strerror or exc}") from exc
+            if not os.access(folder, os.W_OK | os.X_OK):
+                raise StoreError(f"cannot write to {folder}: permission denied")
+            for leftover in folder.glob(f"*{TMP_SUFFIX}"):
+                try:
+                    leftover.unlink()
+                except FileNotFoundError:
+                    pass
+                except OSError as exc:
+                    raise StoreError(f"cannot remove {leftover}: {exc.strerror or exc}") from exc
+
+    def completed(self) -> list[ShardRecord]:
+        """Committed shards whose files are all present and unchanged, sorted by ``start``.
+
+        A shard whose file is missing or no longer matches its checksum is not completed, so
+        ``pending_ranges`` recomputes it."""
+        valid = (r for r in _parse_manifest(self.manifest_path) if self._intact(r))
+        return _latest_non_overlapping(valid)
+
+    def _intact(self, record: ShardRecord) -> bool:
+        if set(record.files) != set(TABLES):
+            return False
+        for shard_file in record.files.values():
+            path = self.out / shard_file.path
+            try:
+                if file_sha256(path) != shard_file.sha256:
+                    return False
+            except FileNotFoundError:
+                return False
+            except OSError as exc:
+                raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        return True
+
+    def write_shard(self, start: int, stop: int, rows: dict[str, list[dict[str, Any]]]) -> ShardRecord:
+        """Write one file per table (zero rows still gives a typed file), then commit the shard
+        by appending its manifest line. Raises ``StoreError`` for an unknown table or rows that
+        do not fit the table's schema."""
+        if not 0 <= start < stop:
+            raise StoreError(f"invalid shard range [{start}, {stop})")
+        unknown = sorted(set(rows) - set(TABLES))
+        if unknown:
+            raise StoreError(f"unknown tables {unknown}; expected {sorted(TABLES)}")
+        files: dict[str, ShardFile] = {}
+        for name, schema in TABLES.items():
+            table_rows = rows.get(name, [])
+            try:
+                table = pa.Table.from_pylist(table_rows, schema=schema)
+            except (pa.ArrowException, TypeError, ValueError, KeyError) as exc:
+                raise StoreError(f"rows for table {name!r} do not fit its schema: {exc}") from exc
+            relpath = self.shard_relpath(name, start, stop)
+            sha = self._write_file(self.out / relpath, table)
+            files[name] = ShardFile(path=relpath, rows=table.num_rows, sha256=sha)
+        record = ShardRecord(start=start, stop=stop, files=files)
+        self._append_manifest(record.to_json())
+        return record
+
+    def _write_file(self, path: Path, table: pa.Table) -> str:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return write_parquet_atomic(path, table)
+        except OSError as exc:
+            raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+    def _append_manifest(self, line: str) -> None:
+        """Append one committed line. A torn tail from an earlier kill is cut off first, so
+        the new line starts on a line of its own."""
+        manifest = self.manifest_path
+        try:
+            manifest.parent.mkdir(parents=True, exist_ok=True)
+            created = not manifest.exists()
+            with manifest.open("ab") as f:
+                _truncate_torn_tail(f)
+                f.write(line.encode("utf-8") + b"\n")
+                f.flush()
+                os.fsync(f.fileno())
+            if created:
+                fsync_dir(manifest.parent)
+        except OSError as exc:
+            raise StoreError(f"cannot append to {manifest}: {exc.strerror or exc}") from exc
+
+    def write_run_info(self, info: dict[str, Any]) -> None:
+        """Write ``runs/<run_id>/run.json`` atomically; ``run_id`` is filled in when absent.
+        The catalog's ``runs`` view reads these files."""
+        body = {"run_id": self.run_id, **info}
+        try:
+            text = json.dumps(body, sort_keys=True, ensure_ascii=False, default=str)
+        except (TypeError, ValueError) as exc:
+            raise StoreError(f"run info is not JSON-able: {exc}") from exc
+        path = self.run_dir / RUN_INFO_FILE
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _write_text_atomic(path, text + "\n")
+        except OSError as exc:
+            raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+    def pending_ranges(self, n: int, shard_size: int) -> list[tuple[int, int]]:
+        """The ranges of ``[0, n)`` no completed shard covers, cut at multiples of
+        ``shard_size``: ``[0,s), [s,2s), ...`` for a fresh run, exactly the gaps for a resumed
+        one, and only the new tail when ``n`` grew."""
+        if n < 0 or shard_size < 1:
+            raise StoreError(f"invalid n={n} or shard_size={shard_size}")
+        pending: list[tuple[int, int]] = []
+        cursor = 0
+        for record in self.completed():
+            if record.start >= n:
+                break
+            if record.start > cursor:
+                pending.extend(_chunks(cursor, record.start, shard_size))
+            cursor = max(cursor, record.stop)
+        if cursor < n:
+            pending.extend(_chunks(cursor, n, shard_size))
+        return pending
+
+
+def _truncate_torn_tail(f: Any) -> None:
+    """Cut a manifest opened for append back to its last newline (a kill mid-append leaves a
+    partial last line). Works on the open handle so no second open races with it."""
+    size = f.seek(0, os.SEEK_END)
+    if size == 0:
+        return
+    fd = f.fileno()
+    if os.pread(fd, 1, size - 1) == b"\n":
+        return
+    keep = 0
+    block = 1 << 16
+    pos = size
+    while pos > 0:
+        lo = max(0, pos - block)
+        chunk = os.pread(fd, pos - lo, lo)
+        idx = chunk.rfind(b"\n")
+        if idx >= 0:
+            keep = lo + idx + 1
+            break
+        pos = lo
+    f.truncate(keep)
+    f.seek(keep)
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+def run_ids(out: Path) -> list[str]:
+    """Runs that have a manifest under ``out``, sorted."""
+    root = Path(out) / RUNS_DIR
+    if not root.is_dir():
+        return []
+    return sorted(p.parent.name for p in root.glob(f"*/{MANIFEST_FILE}") if p.is_file())
+
+
+def completed_files(out: Path, table: str, run_id: str | None = None) -> list[str]:
+    """Relative paths of ``table``'s files in completed shards (of one run, or all runs)."""
+    if table not in TABLES:
+        raise StoreError(f"unknown table {table!r}; expected one of {sorted(TABLES)}")
+    ids = [run_id] if run_id is not None else run_ids(out)
+    return [record.files[table].path
+            for rid in ids
+            for record in RunStore(out, rid).completed()]
+
+
+def load_rows(out: Path, table: str, run_id: str | None = None) -> list[dict[str, Any]]:
+    """Rows of ``table`` from the manifest-listed files, in run then shard order. A small
+    convenience for tests and tools; the catalog is the way to query at scale."""
+    rows: list[dict[str, Any]] = []
+    for relpath in completed_files(out, table, run_id):
+        rows.extend(pq.read_table(Path(out) / relpath, schema=TABLES[table]).to_pylist())
+    return rows
