@@ -155,3 +155,11 @@ def test_missing_catalog_raises_store_error(tmp_path: Path) -> None:
         connect(tmp_path)
     with pytest.raises(StoreError, match="no catalog"):
         query(tmp_path, "SELECT 1")
+
+
+def test_unreadable_catalog_is_rebuilt(tmp_path: Path, make_rows) -> None:
+    out = tmp_path / "out"
+    _build(out, make_rows, RUN_A, 2)
+    (out / CATALOG_FILE).write_bytes(b"garbage from a crash")
+    refresh_catalog(out)
+    assert _count(out, "trajectories") == 2

@@ -124,10 +124,10 @@ def test_corrupt_complete_line_raises_store_error(tmp_path: Path, make_rows) -> 
 
 def test_missing_or_changed_files_are_not_completed(tmp_path: Path, make_rows) -> None:
     store = _store(tmp_path)
-    for lo, hi in [(0, 2), (2, 4), (4, 6)]:
-        store.write_shard(lo, hi, make_rows(RUN, lo, hi))
-    (store.out / store.completed()[0].files["verdicts"].path).unlink()
-    changed = store.out / store.completed()[1].files["blueprints"].path
+    records = [store.write_shard(lo, hi, make_rows(RUN, lo, hi))
+               for lo, hi in [(0, 2), (2, 4), (4, 6)]]
+    (store.out / records[0].files["verdicts"].path).unlink()
+    changed = store.out / records[1].files["blueprints"].path
     write_parquet_atomic(changed, pa.Table.from_pylist([], schema=TABLES["blueprints"]))
     assert [(r.start, r.stop) for r in store.completed()] == [(4, 6)]
     assert store.pending_ranges(6, 2) == [(0, 2), (2, 4)]

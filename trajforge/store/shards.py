@@ -257,7 +257,8 @@ class RunStore:
                 raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from exc
         return True
 
-    def write_shard(self, start: int, stop: int, rows: dict[str, list[dict[str, Any]]]) -> ShardRecord:
+    def write_shard(self, start: int, stop: int,
+                    rows: dict[str, list[dict[str, Any]]]) -> ShardRecord:
         """Write one file per table (zero rows still gives a typed file), then commit the shard
         by appending its manifest line. Raises ``StoreError`` for an unknown table or rows that
         do not fit the table's schema."""
@@ -294,7 +295,7 @@ class RunStore:
         try:
             manifest.parent.mkdir(parents=True, exist_ok=True)
             created = not manifest.exists()
-            with manifest.open("ab") as f:
+            with manifest.open("a+b") as f:
                 _truncate_torn_tail(f)
                 f.write(line.encode("utf-8") + b"\n")
                 f.flush()

@@ -188,7 +188,8 @@ class _Builder:
         ref, reads, burden = self.order_ref(order)
         items = self.item_ref(order, [item_id])
         product_id = order.item(item_id).product_id  # type: ignore[union-attr]
-        reads += self.read_call("get_product_details", {"product_id": product_id}, ("option",))
+        reads += self.read_call("get_product_details", {"product_id": product_id},
+                                ("order", "option"))
         diff = price_difference(self.state, order.id, [item_id], [new_id])
         if diff > 0 and self.customer.payment_method(order.payment_method_id).kind == "gift_card":  # type: ignore[union-attr]
             raise TaskRejected("gift_card_cannot_pay_difference", order.id)
@@ -314,10 +315,12 @@ class RetailTaskSampler:
                 idx = kinds.index(kind)
                 kinds.pop(idx)
                 weights.pop(idx)
+                read, used = set(builder.read), set(builder.used_orders)
                 try:
                     intent = builder.build(kind)
                 except TaskRejected as exc:
                     failures.append(exc.reason)
+                    builder.read, builder.used_orders = read, used  # undo the failed attempt
             if intent is None:
                 if intents:  # fewer intents than asked: the customer has nothing more to do
                     break

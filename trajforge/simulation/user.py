@@ -1,0 +1,162 @@
+"""The scripted user: follows the blueprint's disclosure plan in the persona's style.
+
+It states one intent at a time, volunteers what the persona volunteers, answers the agent's
+questions from its facts (recognised by each slot's keywords), confirms, revises or redirects
+when asked to confirm (as the plan says), and stops when it has nothing more to ask. It gives
+up after ``patience`` agent turns in a row that it cannot make sense of.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from trajforge.environments.base import Domain
+from trajforge.environments.dialogue import (
+    IDENTITY_MARKERS,
+    asks_anything_else,
+    is_confirmation_request,
+)
+from trajforge.environments.tasks import IntentSpec, SlotSpec
+from trajforge.schemas.blueprint import Style, TaskBlueprint
+from trajforge.schemas.messages import AssistantMessage, Message, UserMessage
+from trajforge.simulation.runner import UserReply
+
+GREETINGS = {Style.terse: ("", "Hi. "), Style.polite: ("Hi there! ", "Hello, "),
+             Style.chatty: ("Hey, hope your day is going well! ", "Hi! So, "),
+             Style.formal: ("Good afternoon. ", "Hello. ")}
+LEADS = {Style.terse: ("",), Style.polite: ("", "Of course. "), Style.chatty: ("Oh sure, ", "Right, "),
+         Style.formal: ("Certainly. ", "")}
+THANKS = {Style.terse: ("",), Style.polite: (" Thank you!", " Thanks."),
+          Style.chatty: (" Thanks a bunch!", " You're a lifesaver."), Style.formal: (" Thank you.", "")}
+FILLER = ("It's been a hectic week.", "I hope this is quick.", "I've been meaning to sort this out.")
+YES = {Style.terse: ("Yes.", "Yep, go ahead.", "Yes, do it."),
+       Style.polite: ("Yes, please go ahead.", "Yes please, thank you!", "Yes, that's right, please proceed."),
+       Style.chatty: ("Yes, that sounds great, go for it!", "Yep, that's exactly it, go ahead."),
+       Style.formal: ("Yes, please proceed.", "Confirmed, please proceed.")}
+REVISE = ("Actually, wait: {answer}", "Hmm, actually, I changed my mind. {answer}",
+          "Sorry, actually: {answer}")
+REDIRECT = ("Actually, I changed my mind. {request}", "Hold on, actually, instead of that: {request}",
+            "Wait, on second thought, {request}")
+NEXT = ("Yes, actually. {request}", "Actually, there's one more thing. {request}",
+        "Yes, one more thing: {request}", "There is. {request}")
+BYE = ("No, that's all. Thanks!", "That's everything, bye.", "Nope, all good. Thank you!",
+       "No thanks, that covers it.")
+LOST = ("Sorry, I'm not sure what you need from me.", "I don't follow, can you help with my request?",
+        "Hello? Are you still there?")
+IDENTITY_ANSWERS = {"email": ("My email is {email}.", "It's {email}.", "You can find me under {email}."),
+                    "name": ("I'm {name}, zip code {zip}.", "{name}, and my zip code is {zip}.")}
+
+
+class ScriptedUser:
+    name = "scripted"
+
+    def __init__(self, blueprint: TaskBlueprint, domain: Domain, rng: random.Random) -> None:
+        self.bp = blueprint
+        self.domain = domain
+        self.rng = rng
+        self.style = blueprint.user.persona.style
+        self.current = 0
+        self.values: dict[str, str] = {**blueprint.user.hidden_facts, **blueprint.user.known_facts}
+        self.pending = {(d.intent, d.action): d for d in blueprint.user.disclosure
+                        if d.trigger == "on_confirmation"}
+        self.kinds = [i.initial_kind or i.kind for i in blueprint.user.intents]
+        self.lost = 0
+
+    # --- phrasing ----------------------------------------------------------------------------
+
+    def _wrap(self, text: str, *, lead: bool = True) -> str:
+        out = (self.rng.choice(LEADS[self.style]) if lead else "") + text
+        out += self.rng.choice(THANKS[self.style])
+        if self.style is Style.chatty and self.bp.user.persona.verbosity == 3 and self.rng.random() < 0.3:
+            out += " " + self.rng.choice(FILLER)
+        return out
+
+    def _identity(self) -> str:
+        facts = self.bp.user
+        if facts.fact("email"):
+            return self.rng.choice(IDENTITY_ANSWERS["email"]).format(email=facts.fact("email"))
+        return self.rng.choice(IDENTITY_ANSWERS["name"]).format(name=facts.fact("name"),
+                                                                zip=facts.fact("zip"))
+
+    def _answer(self, k: int, slot: str) -> str | None:
+        value = self.values.get(f"{k}.{slot}")
+        if value is None:
+            return None
+        spec: SlotSpec = self.domain.slots[slot]
+        return self.rng.choice(spec.answers).format(value=value)
+
+    def _request(self, k: int, kind: str, *, volunteer: bool) -> str:
+        spec: IntentSpec = self.domain.intents[kind]
+        slots = {s: self.values.get(f"{k}.{s}", "") for s in spec.core_slots}
+        parts = [self.rng.choice(spec.requests).format(**slots)]
+        if volunteer:
+            known = self.bp.user.known_facts
+            for slot in spec.slots:
+                if slot not in spec.core_slots and f"{k}.{slot}" in known:
+                    parts.append(self._answer(k, slot) or "")
+        return " ".join(p for p in parts if p)
+
+    # --- turns -------------------------------------------------------------------------------
+
+    async def respond(self, messages: Sequence[Message]) -> UserReply:
+        last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
+        if last is None:
+            return UserReply(UserMessage(content=self._opening()))
+        text = last.content or ""
+        if is_confirmation_request(text):
+            self.lost = 0
+            return UserReply(UserMessage(content=self._confirm()))
+        if asks_anything_else(text):
+            self.lost = 0
+            if self.current + 1 < len(self.kinds):
+                self.current += 1
+                request = self._request(self.current, self.kinds[self.current], volunteer=True)
+                return UserReply(UserMessage(content=self.rng.choice(NEXT).format(request=request)))
+            return UserReply(UserMessage(content=self.rng.choice(BYE)), stop=True)
+        answers = self._answers(text.lower())
+        if answers:
+            self.lost = 0
+            return UserReply(UserMessage(content=self._wrap(" ".join(answers))))
+        self.lost += 1
+        gave_up = self.lost > self.bp.user.persona.patience
+        content = "I'll try again later. Bye." if gave_up else self.rng.choice(LOST)
+        return UserReply(UserMessage(content=content), stop=gave_up, gave_up=gave_up)
+
+    def _opening(self) -> str:
+        parts = [self.rng.choice(GREETINGS[self.style]) + self._request(0, self.kinds[0], volunteer=True)]
+        known = self.bp.user.known_facts
+        if "email" in known or "name" in known:
+            parts.append(self._identity())
+        return self._wrap(" ".join(parts), lead=False)
+
+    def _answers(self, low: str) -> list[str]:
+        out: list[str] = []
+        if any(m in low for m in IDENTITY_MARKERS):
+            out.append(self._identity())
+        for key, spec in self.domain.slots.items():
+            if any(kw in low for kw in spec.keywords):
+                answer = self._answer(self.current, key)
+                if answer:
+                    out.append(answer)
+        return out
+
+    def _confirm(self) -> str:
+        k = self.current
+        step = self.pending.pop((k, "revise"), None)
+        if step is not None and step.fact is not None and step.value is not None:
+            self.values[f"{k}.{step.fact}"] = step.value
+            answer = self._answer(k, step.fact) or step.value
+            return self.rng.choice(REVISE).format(answer=answer)
+        step = self.pending.pop((k, "redirect"), None)
+        if step is not None and step.value:
+            self.kinds[k] = step.value
+            intent = self.bp.user.intents[k]
+            first: IntentSpec = self.domain.intents[intent.initial_kind or intent.kind]
+            final: IntentSpec = self.domain.intents[step.value]
+            request = self._request(k, step.value, volunteer=False)
+            extra = [self._answer(k, s) for s in final.slots
+                     if s not in first.slots and s not in final.core_slots]
+            request = " ".join([request] + [e for e in extra if e])
+            return self.rng.choice(REDIRECT).format(request=request)
+        return self.rng.choice(YES[self.style])

@@ -1,0 +1,301 @@
+"""Deterministic checks of a trajectory against its blueprint and domain.
+
+Each check is a plain function of a ``Context`` (the trajectory, the blueprint, the domain and
+the tool calls parsed once) that returns a ``CheckResult`` with a reason and JSON evidence.
+The checks read only the recorded dialogue and a replay of its tool calls on a fresh state;
+they never trust the agent's own account of what it did.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from pydantic import ValidationError
+
+from trajforge.environments.base import Domain, ToolKind
+from trajforge.environments.dialogue import is_affirmative, is_confirmation_request
+from trajforge.schemas.blueprint import TaskBlueprint
+from trajforge.schemas.ids import canonical_json
+from trajforge.schemas.messages import AssistantMessage, ToolCall, ToolMessage, UserMessage
+from trajforge.schemas.trajectory import TerminationReason, Trajectory, Verdict
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    passed: bool
+    reason: str = "ok"
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    index: int  # position of the assistant message in the trajectory
+    call: ToolCall
+    arguments: dict[str, Any] | None
+    result: ToolMessage | None
+
+    @property
+    def ok(self) -> bool:
+        return self.result is not None and not self.result.is_error
+
+
+@dataclass
+class Context:
+    trajectory: Trajectory
+    blueprint: TaskBlueprint
+    domain: Domain
+
+    @cached_property
+    def calls(self) -> list[CallRecord]:
+        results = {m.tool_call_id: m for m in self.trajectory.messages if isinstance(m, ToolMessage)}
+        out = []
+        for i, message in enumerate(self.trajectory.messages):
+            if isinstance(message, AssistantMessage):
+                for call in message.tool_calls:
+                    out.append(CallRecord(i, call, call.parsed_arguments(), results.get(call.id)))
+        return out
+
+    def is_write(self, record: CallRecord) -> bool:
+        tool = self.domain.tools.get(record.call.name)
+        return tool is not None and tool.kind is ToolKind.write
+
+
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+
+
+def _says(value: str, text: str) -> bool:
+    if value.lower() in text.lower():
+        return True
+    try:
+        wanted = float(value)
+    except ValueError:
+        return False
+    return any(abs(float(n.replace(",", "")) - wanted) < 0.005 for n in _NUMBER.findall(text))
+
+
+# --- the checks -------------------------------------------------------------------------------
+
+def check_final_state(ctx: Context) -> CheckResult:
+    expected = ctx.blueprint.ground_truth
+    if ctx.trajectory.final_state_hash == expected.final_state_hash:
+        return CheckResult(True)
+    want = {canonical_json(c.model_dump(mode="json")) for c in expected.final_state_diff}
+    got = {canonical_json(c.model_dump(mode="json")) for c in ctx.trajectory.final_state_diff}
+    return CheckResult(False, "final state differs from the expected state",
+                       {"missing": sorted(want - got)[:20], "unexpected": sorted(got - want)[:20]})
+
+
+def check_outputs(ctx: Context) -> CheckResult:
+    missing = []
+    messages = ctx.trajectory.messages
+    for out in ctx.blueprint.ground_truth.outputs:
+        calls = ctx.blueprint.ground_truth.calls
+        source = calls[out.after_call]
+        want = canonical_json(source.arguments)
+        # the n-th time the ground truth makes this call is the n-th time the agent must
+        nth = sum(c.name == source.name and canonical_json(c.arguments) == want
+                  for c in calls[:out.after_call + 1])
+        matches = [r for r in ctx.calls if r.ok and r.call.name == source.name
+                   and r.arguments is not None and canonical_json(r.arguments) == want]
+        made = matches[nth - 1] if len(matches) >= nth else None
+        if made is None:
+            missing.append({"key": out.key, "value": out.value, "why": f"{source.name} never succeeded"})
+            continue
+        later = [m.content for m in messages[made.index + 1:]
+                 if isinstance(m, AssistantMessage) and m.content]
+        if not any(_says(out.value, text) for text in later):
+            missing.append({"key": out.key, "value": out.value, "why": "not said after the call"})
+    if missing:
+        return CheckResult(False, f"{len(missing)} required output(s) not communicated",
+                           {"missing": missing})
+    return CheckResult(True)
+
+
+def check_confirmation(ctx: Context) -> CheckResult:
+    messages = ctx.trajectory.messages
+    problems = []
+    last_write_at = -1
+    for record in ctx.calls:
+        if not ctx.is_write(record):
+            continue
+        users = [i for i in range(record.index) if isinstance(messages[i], UserMessage)]
+        u = users[-1] if users else -1
+        problem = None
+        if u < 0 or u < last_write_at:
+            problem = "no user turn since the previous write"
+        elif not is_affirmative(messages[u].content):  # type: ignore[union-attr]
+            problem = "the last user turn is not an explicit yes"
+        else:
+            asks = [i for i in range(u) if isinstance(messages[i], AssistantMessage)
+                    and messages[i].content]  # type: ignore[union-attr]
+            ask = messages[asks[-1]].content if asks else ""  # type: ignore[union-attr]
+            target = (record.arguments or {}).get("order_id")
+            if not is_confirmation_request(ask):
+                problem = "the yes did not answer a confirmation request"
+            elif target and str(target) not in (ask or ""):
+                problem = f"the confirmation request did not name {target}"
+        if problem:
+            problems.append({"call": record.call.name, "message": record.index, "why": problem})
+        last_write_at = record.index
+    if problems:
+        return CheckResult(False, f"{len(problems)} write(s) without explicit confirmation",
+                           {"writes": problems})
+    return CheckResult(True)
+
+
+def check_authentication(ctx: Context) -> CheckResult:
+    authenticated: str | None = None
+    problems = []
+    for record in ctx.calls:
+        tool = ctx.domain.tools.get(record.call.name)
+        if tool is None or record.arguments is None:
+            continue
+        if record.call.name in ctx.domain.auth_tools:
+            if record.ok:
+                authenticated = record.result.content  # type: ignore[union-attr]
+            continue
+        if not tool.account_params or not any(p in record.arguments for p in tool.account_params):
+            continue
+        owner = ctx.domain.account_owner(ctx.domain.template, record.arguments)
+        if authenticated is None:
+            problems.append({"call": record.call.name, "message": record.index,
+                             "why": "account data touched before authentication"})
+        elif owner is not None and owner != authenticated:
+            problems.append({"call": record.call.name, "message": record.index,
+                             "why": f"touches {owner}'s account, not {authenticated}'s"})
+    if problems:
+        return CheckResult(False, problems[0]["why"], {"calls": problems})
+    return CheckResult(True)
+
+
+def check_tool_schema(ctx: Context) -> CheckResult:
+    problems = []
+    for record in ctx.calls:
+        tool = ctx.domain.tools.get(record.call.name)
+        if tool is None:
+            problems.append({"call": record.call.name, "why": "no such tool"})
+        elif record.arguments is None:
+            problems.append({"call": record.call.name, "why": "arguments are not a JSON object"})
+        else:
+            try:
+                tool.args_model.model_validate(record.arguments)
+            except ValidationError as exc:
+                problems.append({"call": record.call.name,
+                                 "why": "; ".join(e["msg"] for e in exc.errors())[:300]})
+    if problems:
+        return CheckResult(False, f"{len(problems)} call(s) do not match a tool schema",
+                           {"calls": problems})
+    return CheckResult(True)
+
+
+def _id_values(arguments: dict[str, Any]) -> list[str]:
+    out = []
+    for key, value in arguments.items():
+        if key.endswith("_id") or key.endswith("_ids"):
+            out += [str(v) for v in (value if isinstance(value, list) else [value])]
+    return out
+
+
+def check_grounded_ids(ctx: Context) -> CheckResult:
+    messages = ctx.trajectory.messages
+    problems = []
+    for record in ctx.calls:
+        if record.arguments is None:
+            continue
+        seen = " ".join(m.content for m in messages[:record.index]
+                        if isinstance(m, (UserMessage, ToolMessage)))
+        for value in _id_values(record.arguments):
+            if value not in seen:
+                problems.append({"call": record.call.name, "id": value})
+    if problems:
+        return CheckResult(False, f"{len(problems)} id(s) used before they appeared", {"ids": problems})
+    return CheckResult(True)
+
+
+def check_policy(ctx: Context) -> CheckResult:
+    env = ctx.domain.environment()
+    authenticated: str | None = None
+    breaches = []
+    for record in ctx.calls:
+        tool = ctx.domain.tools.get(record.call.name)
+        if tool is None or record.arguments is None:
+            continue
+        if tool.kind is ToolKind.write:
+            rules = ctx.domain.policy_breaches(env.state, record.call.name, record.arguments,
+                                               authenticated)
+            if rules:
+                breaches.append({"call": record.call.name, "message": record.index, "rules": rules})
+        replay = env.execute(record.call)
+        if record.call.name in ctx.domain.auth_tools and not replay.is_error:
+            authenticated = replay.content
+    if breaches:
+        rules = sorted({r for b in breaches for r in b["rules"]})
+        return CheckResult(False, f"policy rule(s) broken: {', '.join(rules)}", {"breaches": breaches})
+    return CheckResult(True)
+
+
+def check_turn_limit(ctx: Context) -> CheckResult:
+    if ctx.trajectory.termination is TerminationReason.max_turns:
+        return CheckResult(False, f"hit the limit of {ctx.trajectory.episode.max_turns} turns")
+    return CheckResult(True)
+
+
+def check_no_loops(ctx: Context) -> CheckResult:
+    seen: dict[str, int] = {}
+    for record in ctx.calls:
+        if ctx.is_write(record) and record.ok:
+            seen.clear()
+            continue
+        key = f"{record.call.name}:{record.call.arguments}"
+        if key in seen:
+            return CheckResult(False, f"{record.call.name} repeated with the same arguments",
+                               {"first": seen[key], "again": record.index})
+        seen[key] = record.index
+    texts = [m.content for m in ctx.trajectory.messages if isinstance(m, AssistantMessage) and m.content]
+    for a, b, c in zip(texts, texts[1:], texts[2:]):
+        if a == b == c:
+            return CheckResult(False, "the agent said the same thing three times in a row", {"text": a})
+    return CheckResult(True)
+
+
+def check_termination(ctx: Context) -> CheckResult:
+    reason = ctx.trajectory.termination
+    if reason is TerminationReason.user_stop:
+        return CheckResult(True)
+    return CheckResult(False, f"episode ended by {reason.value}, not by a satisfied user")
+
+
+CHECKS: dict[str, Callable[[Context], CheckResult]] = {
+    "final_state": check_final_state,
+    "outputs": check_outputs,
+    "confirmation": check_confirmation,
+    "authentication": check_authentication,
+    "tool_schema": check_tool_schema,
+    "grounded_ids": check_grounded_ids,
+    "policy": check_policy,
+    "turn_limit": check_turn_limit,
+    "no_loops": check_no_loops,
+    "termination": check_termination,
+}
+
+
+def verify(trajectory: Trajectory, blueprint: TaskBlueprint, domain: Domain,
+           checks: Sequence[str] | None = None) -> list[Verdict]:
+    """Run the named checks (all by default); the verdicts carry the overall pass and reward."""
+    names = list(checks) if checks is not None else list(CHECKS)
+    ctx = Context(trajectory, blueprint, domain)
+    results = [(name, CHECKS[name](ctx)) for name in names]
+    passed = all(r.passed for _, r in results)
+    reward = sum(r.passed for _, r in results) / len(results) if results else 0.0
+    return [
+        Verdict(id=Verdict.make_id(trajectory.id, name), trajectory_id=trajectory.id,
+                blueprint_id=blueprint.id, run_id=trajectory.run_id, check=name, passed=r.passed,
+                reason=r.reason, evidence=json.dumps(r.evidence, default=str), trajectory_passed=passed,
+                reward=round(reward, 6))
+        for name, r in results
+    ]
