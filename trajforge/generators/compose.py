@@ -41,7 +41,7 @@ TRAITS = ("impatient", "detail-oriented", "friendly", "skeptical", "apologetic",
 
 
 def blueprint_seed(seed: int, index: int) -> int:
-    return int.from_bytes(hashlib.sha256(f"{seed}:{index}".encode()).digest()[:8], "big")
+    return int.from_bytes(hashlib.sha256(f"{seed}:{index}".encode()).digest()[:8], "big") >> 1  # int64
 
 
 def sample_persona(rng: random.Random) -> Persona:

@@ -183,6 +183,7 @@ class ScriptedAgent:
         self._ended = False
         self._repeated = False
         self._tool_texts: list[str] = []
+        self._since: dict[int, int] = {}  # intent -> index in ``heard`` where it was stated
 
     # --- the policy interface ----------------------------------------------------------------
 
@@ -216,7 +217,7 @@ class ScriptedAgent:
         """The latest value the user gave for a slot (a revision overrides what came first)."""
         intent = self.bp.user.intents[k]
         options = {v for v in (intent.slots.get(slot), self.bp.user.fact(f"{k}.{slot}")) if v}
-        for text in reversed(self.heard):
+        for text in reversed(self.heard[self._since.get(k, 0):]):
             for value in options:
                 if value.lower() in text:
                     return value
@@ -290,6 +291,7 @@ class ScriptedAgent:
 
     def _intent(self, k: int, pending: list[GroundTruthCall], skip_auth: bool) -> Script:
         intent = self.bp.user.intents[k]
+        self._since[k] = 0 if k == 0 else len(self.heard) - 1
         kind = intent.initial_kind or intent.kind
         redirected = intent.initial_kind is None
         write = next((c for c in pending if c.intent == k and c.kind == "write"), None)

@@ -91,6 +91,8 @@ def check_final_state(ctx: Context) -> CheckResult:
 
 
 def check_outputs(ctx: Context) -> CheckResult:
+    """Each required output is said in the agent's first text message after the (n-th)
+    ground-truth call that produced it: when it learned it, not somewhere later by chance."""
     missing = []
     messages = ctx.trajectory.messages
     for out in ctx.blueprint.ground_truth.outputs:
@@ -106,10 +108,12 @@ def check_outputs(ctx: Context) -> CheckResult:
         if made is None:
             missing.append({"key": out.key, "value": out.value, "why": f"{source.name} never succeeded"})
             continue
-        later = [m.content for m in messages[made.index + 1:]
-                 if isinstance(m, AssistantMessage) and m.content]
-        if not any(_says(out.value, text) for text in later):
-            missing.append({"key": out.key, "value": out.value, "why": "not said after the call"})
+        # the agent must say it in the turn where it learned it: its next text message
+        reply = next((m.content for m in messages[made.index + 1:]
+                      if isinstance(m, AssistantMessage) and m.content), None)
+        if reply is None or not _says(out.value, reply):
+            missing.append({"key": out.key, "value": out.value,
+                            "why": "not said in the agent's next message after the call"})
     if missing:
         return CheckResult(False, f"{len(missing)} required output(s) not communicated",
                            {"missing": missing})

@@ -1,0 +1,76 @@
+"""Loading ``RunConfig`` from YAML plus CLI overrides, with errors that name the field."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from trajforge.environments.registry import load_domain_class
+from trajforge.errors import ConfigError
+from trajforge.schemas.config import RunConfig
+
+
+def _set(tree: dict[str, Any], dotted: str, value: Any) -> None:
+    node = tree
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(dotted, f"'{part}' is not a section")
+        node = child
+    node[parts[-1]] = value
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """``key.path=value``; the value is read as YAML (``3``, ``true``, ``[a, b]``)."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError("--set", f"'{text}' is not KEY=VALUE (e.g. generation.seed=3)")
+    try:
+        return key.strip(), yaml.safe_load(raw)
+    except yaml.YAMLError:
+        return key.strip(), raw
+
+
+def load_config(path: Path | None = None, overrides: dict[str, Any] | None = None) -> RunConfig:
+    tree: dict[str, Any] = {}
+    if path is not None:
+        try:
+            loaded = yaml.safe_load(path.read_text())
+        except FileNotFoundError:
+            raise ConfigError("--config", f"{path} does not exist") from None
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}" if mark else ""
+            raise ConfigError("--config", f"{path} is not valid YAML{where}") from None
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ConfigError("--config", f"{path} must hold a mapping of sections")
+        tree = loaded or {}
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            _set(tree, key, value)
+    try:
+        config = RunConfig.model_validate(tree)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(p) for p in error["loc"]) or "config"
+        hint = " (remove it or check its spelling)" if error["type"] == "extra_forbidden" else ""
+        raise ConfigError(field, f"{error['msg']}{hint}") from None
+    load_domain_class(config.domain.name)
+    check_writable(config.store.out)
+    return config
+
+
+def check_writable(out: Path) -> None:
+    """The output folder exists or can be made, and we can write in it; nothing is changed."""
+    probe = out
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        raise ConfigError("store.out", f"{out} is not a folder ({probe} is a file)")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise ConfigError("store.out", f"{out} is not writable")
