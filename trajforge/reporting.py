@@ -1,0 +1,104 @@
+"""Human-readable views of a dataset: the build summary, stats and transcripts (rich renderables)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from trajforge.errors import StoreError
+from trajforge.store import CATALOG_FILE, query
+
+if TYPE_CHECKING:
+    from trajforge.pipeline import BuildResult
+    from trajforge.schemas.config import RunConfig
+
+
+def _one(out: Path, sql: str) -> object:
+    return query(out, sql)[1][0][0]
+
+
+def _tables(out: Path, run_id: str | None) -> list[Table]:
+    where = f"WHERE run_id = '{run_id}'" if run_id else ""
+    and_run = f"AND run_id = '{run_id}'" if run_id else ""
+    yields = Table("stage", "count", title="yield")
+    generated = _one(out, f"SELECT count(*) FROM blueprints {where}")
+    rejected = _one(out, f"SELECT count(*) FROM rejections {where}")
+    episodes = _one(out, f"SELECT count(*) FROM trajectories {where}")
+    passed = _one(out, f"SELECT count(*) FROM outcomes WHERE passed {and_run}")
+    for name, value in (("blueprints generated", int(generated) + int(rejected)),  # type: ignore[arg-type]
+                        ("blueprints valid", generated), ("blueprints rejected", rejected),
+                        ("episodes", episodes), ("episodes passing every check", passed)):
+        yields.add_row(name, str(value))
+    checks = Table("check", "pass rate", "failed", title="verification")
+    for check, rate, failed in query(out, f"""
+            SELECT "check", avg(passed::INT), count(*) FILTER (WHERE NOT passed)
+            FROM verdicts {where} GROUP BY 1 ORDER BY 1""")[1]:
+        checks.add_row(check, f"{rate:.1%}", str(failed))
+    overall = _one(out, f"SELECT avg(passed::INT) FROM outcomes {where}")
+    checks.add_row("[bold]overall[/bold]", f"{(overall or 0):.1%}", "")
+    agents = Table("agent", "fault", "episodes", "pass rate", title="by policy")
+    for agent, fault, count, rate in query(out, f"""
+            SELECT t.agent, coalesce(t.fault_kind, '-'), count(*), avg(o.passed::INT)
+            FROM trajectories t JOIN outcomes o ON o.trajectory_id = t.id
+            {where.replace('run_id', 't.run_id')} GROUP BY 1, 2 ORDER BY 1, 2""")[1]:
+        agents.add_row(agent, fault, str(count), f"{rate:.1%}")
+    tables = [yields, checks, agents]
+    rejections = query(out, f"SELECT reason, count(*) FROM rejections {where} GROUP BY 1 ORDER BY 2 DESC")[1]
+    if rejections:
+        rej = Table("reason", "blueprints", title="rejected")
+        for reason, count in rejections:
+            rej.add_row(reason, str(count))
+        tables.append(rej)
+    return tables
+
+
+def build_summary(config: "RunConfig", result: "BuildResult") -> Group:
+    head = Text.assemble(
+        ("Built ", "bold"), (f"{result.run_id}", "cyan"),
+        f" ({config.domain.name}, {config.generation.n_blueprints} blueprints): "
+        f"{result.shards_done} shard(s) computed, {result.shards_skipped} already done, "
+        f"{result.seconds:.1f} s\n")
+    where = Text.assemble(("Dataset: ", "bold"), str(result.out.resolve()),
+                          ("\nCatalog: ", "bold"), str((result.out / CATALOG_FILE).resolve()),
+                          f"\nTry: trajforge stats --out {result.out}   |   "
+                          f"trajforge query \"SELECT * FROM outcomes LIMIT 5\" --out {result.out}")
+    return Group(head, *_tables(result.out, result.run_id), where)
+
+
+def dataset_stats(out: Path) -> Group:
+    runs = query(out, "SELECT run_id FROM runs")[1]
+    return Group(Text(f"{out.resolve()}: {len(runs)} run(s)"), *_tables(out, None))
+
+
+def render_trajectory(out: Path, trajectory_id: str) -> Group:
+    safe = trajectory_id.replace("'", "''")
+    rows = query(out, f"SELECT agent, fault_kind, termination, messages FROM trajectories WHERE id = '{safe}'")[1]
+    if not rows:
+        raise StoreError(f"no trajectory '{trajectory_id}' in {out}")
+    agent, fault, termination, messages = rows[0]
+    parts: list[object] = [Text.assemble(("trajectory ", "bold"), trajectory_id,
+                                         f"  agent={agent} fault={fault or '-'} end={termination}")]
+    styles = {"user": "green", "assistant": "cyan", "tool": "magenta", "system": "dim"}
+    for m in messages:
+        if m["role"] == "system":
+            continue
+        body = m["content"] or ""
+        for call in m["tool_calls"] or []:
+            body += f"-> {call['name']}({call['arguments']})"
+        if m["role"] == "tool" and len(body) > 300:
+            body = body[:300] + " ..."
+        label = m["role"] + (" (error)" if m["is_error"] else "")
+        parts.append(Text.assemble((f"{label:>10}: ", styles[m["role"]]), body))
+    verdicts = Table("check", "passed", "reason", title="verdicts")
+    for check, passed, reason, evidence in query(
+            out, f"SELECT \"check\", passed, reason, evidence FROM verdicts WHERE trajectory_id = '{safe}' ORDER BY 1")[1]:
+        detail = "" if passed else f"{reason} {json.loads(evidence)}"[:200]
+        verdicts.add_row(check, "yes" if passed else "[red]no[/red]", detail or reason)
+    parts.append(verdicts)
+    return Panel(Group(*parts))  # type: ignore[return-value]
