@@ -66,6 +66,22 @@ class RetailTools(Toolkit):
         self.state.orders[order.id] = new
         return new
 
+    def _swap(self, tool_name: str, order_id: str, item_ids: list[str], new_item_ids: list[str],
+              payment_method_id: str) -> tuple[Order, tuple[Payment, ...]]:
+        """Checks shared by item swaps; settles the price difference and returns the payments."""
+        order = self._order(order_id)
+        self._check_items(order, item_ids, new_item_ids)
+        self._enforce(tool_name, {"order_id": order_id, "item_ids": item_ids,
+                                  "new_item_ids": new_item_ids,
+                                  "payment_method_id": payment_method_id})
+        diff = price_difference(self.state, order_id, item_ids, new_item_ids)
+        self._move_money(order.customer_id, payment_method_id, diff)
+        payments = order.payments
+        if diff:
+            payments += (Payment(kind="payment" if diff > 0 else "refund",
+                                 payment_method_id=payment_method_id, amount=abs(diff)),)
+        return order, payments
+
     # --- reads ---
     @tool(ToolKind.read)
     def find_customer_id_by_email(self, email: str) -> str:
@@ -203,13 +219,8 @@ class RetailTools(Toolkit):
             new_item_ids: Ids of the new variants, in the same order as item_ids.
             payment_method_id: Where the price difference is charged or refunded.
         """
-        order = self._order(order_id)
-        self._check_items(order, item_ids, new_item_ids)
-        args = {"order_id": order_id, "item_ids": item_ids, "new_item_ids": new_item_ids,
-                "payment_method_id": payment_method_id}
-        self._enforce("modify_pending_order_items", args)
-        diff = price_difference(self.state, order_id, item_ids, new_item_ids)
-        self._move_money(order.customer_id, payment_method_id, diff)
+        order, payments = self._swap("modify_pending_order_items", order_id, item_ids,
+                                     new_item_ids, payment_method_id)
         swap = dict(zip(item_ids, new_item_ids))
         items = []
         for item in order.items:
@@ -219,10 +230,6 @@ class RetailTools(Toolkit):
                 item = item.model_copy(update={"item_id": variant.item_id,
                                                "options": variant.options, "price": variant.price})
             items.append(item)
-        payments = order.payments
-        if diff:
-            payments += (Payment(kind="payment" if diff > 0 else "refund",
-                                 payment_method_id=payment_method_id, amount=abs(diff)),)
         return self._put(order, items=tuple(items), items_modified=True, payments=payments)
 
     @tool(ToolKind.write)
@@ -257,17 +264,8 @@ class RetailTools(Toolkit):
             new_item_ids: Ids of the new variants, in the same order as item_ids.
             payment_method_id: Where the price difference is charged or refunded.
         """
-        order = self._order(order_id)
-        self._check_items(order, item_ids, new_item_ids)
-        args = {"order_id": order_id, "item_ids": item_ids, "new_item_ids": new_item_ids,
-                "payment_method_id": payment_method_id}
-        self._enforce("exchange_delivered_order_items", args)
-        diff = price_difference(self.state, order_id, item_ids, new_item_ids)
-        self._move_money(order.customer_id, payment_method_id, diff)
-        payments = order.payments
-        if diff:
-            payments += (Payment(kind="payment" if diff > 0 else "refund",
-                                 payment_method_id=payment_method_id, amount=abs(diff)),)
+        order, payments = self._swap("exchange_delivered_order_items", order_id, item_ids,
+                                     new_item_ids, payment_method_id)
         return self._put(order, status="exchange requested", exchanged_item_ids=tuple(item_ids),
                          payments=payments)
 
