@@ -19,7 +19,7 @@ from trajforge.errors import ConfigError, StoreError, TrajforgeError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Build verified, diverse, multi-turn agent trajectories.")
-err = Console(stderr=True)
+err = Console(stderr=True)  # progress bar only
 out = Console()
 
 OutOption = Annotated[Path, typer.Option("--out", help="dataset folder (holds catalog.duckdb)")]
@@ -27,7 +27,8 @@ OutOption = Annotated[Path, typer.Option("--out", help="dataset folder (holds ca
 
 def _fail(exc: Exception) -> typer.Exit:
     code = 2 if isinstance(exc, (ConfigError, StoreError)) else 1
-    err.print(f"[red]error:[/red] {exc}", highlight=False, markup=True)
+    # one plain line whatever the terminal width; the message is data, never markup
+    typer.echo("error: " + " ".join(str(exc).split()), err=True)
     return typer.Exit(code)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -72,5 +72,9 @@ def check_writable(out: Path) -> None:
         probe = probe.parent
     if not probe.is_dir():
         raise ConfigError("store.out", f"{out} is not a folder ({probe} is a file)")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise ConfigError("store.out", f"{out} is not writable")
+    # os.access says yes to root everywhere; only a real (removed) probe file tells
+    try:
+        with tempfile.NamedTemporaryFile(dir=probe, prefix=".trajforge-probe-"):
+            pass
+    except OSError:
+        raise ConfigError("store.out", f"{out} is not writable") from None

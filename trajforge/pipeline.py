@@ -37,7 +37,9 @@ from trajforge.schemas.blueprint import BlueprintRejection, TaskBlueprint
 from trajforge.schemas.config import RunConfig
 from trajforge.schemas.trajectory import EpisodeSpec, Trajectory
 from trajforge.simulation import EpisodeLimits, ScriptedAgent, ScriptedUser, choose_fault, run_episode
-from trajforge.store import RunStore, refresh_catalog
+import pyarrow as pa
+
+from trajforge.store import TABLES, RunStore, refresh_catalog
 from trajforge.verifiers import verify
 
 
@@ -130,7 +132,9 @@ def _worker_shard(config: RunConfig, start: int, stop: int) -> tuple[dict[str, l
     key = f"{config.domain.name}:{config.domain.size}:{config.domain.seed}"
     if key not in _WORKER_DOMAIN:
         _WORKER_DOMAIN[key] = load_domain(config.domain.name, config.domain.size, config.domain.seed)
-    return process_shard(config, start, stop, _WORKER_DOMAIN[key])
+    rows, summary = process_shard(config, start, stop, _WORKER_DOMAIN[key])
+    return {name: pa.Table.from_pylist(rows.get(name, []), schema=schema)  # type: ignore[misc]
+            for name, schema in TABLES.items()}, summary
 
 
 @dataclass

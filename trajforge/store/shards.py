@@ -258,7 +258,7 @@ class RunStore:
         return True
 
     def write_shard(self, start: int, stop: int,
-                    rows: dict[str, list[dict[str, Any]]]) -> ShardRecord:
+                    rows: dict[str, list[dict[str, Any]]] | dict[str, pa.Table]) -> ShardRecord:
         """Write one file per table (zero rows still gives a typed file), then commit the shard
         by appending its manifest line. Raises ``StoreError`` for an unknown table or rows that
         do not fit the table's schema."""
@@ -271,7 +271,9 @@ class RunStore:
         for name, schema in TABLES.items():
             table_rows = rows.get(name, [])
             try:
-                table = pa.Table.from_pylist(table_rows, schema=schema)
+                # workers may hand over ready Arrow tables (cheap to pickle, built in parallel)
+                table = (table_rows.cast(schema) if isinstance(table_rows, pa.Table)
+                         else pa.Table.from_pylist(table_rows, schema=schema))
             except (pa.ArrowException, TypeError, ValueError, KeyError) as exc:
                 raise StoreError(f"rows for table {name!r} do not fit its schema: {exc}") from exc
             relpath = self.shard_relpath(name, start, stop)

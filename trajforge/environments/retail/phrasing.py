@@ -135,4 +135,4 @@ INTENTS: dict[str, IntentSpec] = {
 }
 
 # Reports that leave the required outputs out (the fault-injecting agent's ``missing_output``).
-BARE_REPORTS = ("Done, that's taken care of.", "All set on that one.", "That's been processed.")
+BARE_REPORTS = ("Done, that's taken care of.", "All set on that one.", "That one is sorted out now.")

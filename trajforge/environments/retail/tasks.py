@@ -201,11 +201,10 @@ class _Builder:
         intent = DraftIntent(kind, {"order": ref, "items": items, "option_name": key,
                                     "option": option}, calls,
                              [DraftOutput("difference", money(diff), len(calls) - 1)], burden + 1)
-        roll = self.rng.random()
-        if kind == "exchange_items" and roll < self.p_redirect:
+        if kind == "exchange_items" and self.rng.random() < self.p_redirect:
             intent.initial_kind = "return_items"
             intent.initial_slots = {"payment": "the original payment method"}
-        elif others and roll < self.p_redirect + self.p_revision:
+        elif others and self.rng.random() < self.p_revision:
             intent.revision = ("option", self.rng.choice(others))
         return intent
 

@@ -1,0 +1,286 @@
+"""Verifier quality: false positives on oracle episodes, recall on fault-injected ones.
+
+Over ``RetailDomain(size, seed)`` (default 300, 0) and the blueprints
+``generate_blueprints(domain, GenerationConfig(), "bench", 0, N)`` (default N = 2000), simulates
+one oracle and one fault-injected episode per blueprint exactly as the build does
+(``trajforge.pipeline._simulate_all``: the same per-episode seeds, ``choose_fault`` over every
+``FaultKind``, the same limits) and runs every verifier check on each episode.
+
+Reported:
+- oracle: episodes, and for each check the number of episodes it failed (false positives;
+  the requirement is 0 for every check);
+- for each fault kind: episodes injected, how many the named check (``FAULT_CHECKS[kind]``)
+  caught and its recall, how many failed at least one check, and, as a small confusion
+  summary, the fraction of that kind's episodes in which each check failed;
+- examples of every false positive and of every missed fault (trajectory id, blueprint index,
+  what the checks said), in the JSON.
+
+Results go to benchmarks/results/verifier_quality.{md,json}.
+
+    .venv/bin/python benchmarks/verifier_quality.py              # N = 2000
+    .venv/bin/python benchmarks/verifier_quality.py --blueprints 5000
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import RESULTS, command_line, machine_info, machine_markdown, utc_now, write_results  # noqa: E402
+
+RUN_ID = "bench"
+AGENTS = ("oracle", "faulty")
+MAX_EXAMPLES = 10  # per check (false positives) or per fault kind (misses)
+
+
+def _chunks(items: list[Any], size: int) -> list[list[Any]]:
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def measure(n_blueprints: int, size: int, seed: int, chunk: int) -> dict[str, Any]:
+    from trajforge.environments.retail import RetailDomain
+    from trajforge.generators import generate_blueprints
+    from trajforge.pipeline import _simulate_all  # the build's own simulation step
+    from trajforge.schemas.blueprint import BlueprintRejection
+    from trajforge.schemas.config import GenerationConfig, RunConfig, SimulationConfig
+    from trajforge.schemas.trajectory import FaultKind
+    from trajforge.simulation.agents import FAULT_CHECKS
+    from trajforge.verifiers import verify
+    from trajforge.verifiers.checks import CHECKS
+
+    began = time.perf_counter()
+    domain = RetailDomain(size, seed)
+    config = RunConfig(simulation=SimulationConfig(agents=AGENTS))
+    check_names = list(CHECKS)
+
+    blueprints = []
+    rejections: Counter[str] = Counter()
+    for item in generate_blueprints(domain, GenerationConfig(), RUN_ID, 0, n_blueprints):
+        if isinstance(item, BlueprintRejection):
+            rejections[item.reason] += 1
+        else:
+            blueprints.append(item)
+
+    oracle_episodes = 0
+    oracle_fail: Counter[str] = Counter()
+    oracle_any_fail = 0
+    oracle_examples: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    skipped_faulty = 0
+    injected: Counter[str] = Counter()
+    kind_fail: dict[str, Counter[str]] = defaultdict(Counter)  # kind -> check -> failures
+    kind_any_fail: Counter[str] = Counter()
+    kind_named_caught: Counter[str] = Counter()
+    missed_examples: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    passed_all_examples: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    terminations: dict[str, Counter[str]] = {a: Counter() for a in AGENTS}
+
+    for part in _chunks(blueprints, chunk):
+        jobs = [(bp, slot, kind) for bp in part for slot, kind in enumerate(AGENTS)]
+        trajectories = asyncio.run(_simulate_all(jobs, domain, config, RUN_ID))
+        for (bp, _slot, agent), trajectory in zip(jobs, trajectories):
+            if trajectory is None:  # faulty, but the blueprint admits no fault
+                skipped_faulty += 1
+                continue
+            terminations[agent][trajectory.termination.value] += 1
+            verdicts = {v.check: v for v in verify(trajectory, bp, domain)}
+            failed = [name for name in check_names if not verdicts[name].passed]
+            record = {"trajectory_id": trajectory.id, "blueprint_id": bp.id,
+                      "blueprint_index": bp.provenance.index,
+                      "termination": trajectory.termination.value,
+                      "failed": {name: verdicts[name].reason for name in failed}}
+            if agent == "oracle":
+                oracle_episodes += 1
+                oracle_any_fail += bool(failed)
+                for name in failed:
+                    oracle_fail[name] += 1
+                    if len(oracle_examples[name]) < MAX_EXAMPLES:
+                        oracle_examples[name].append(
+                            {**record, "evidence": verdicts[name].evidence[:1000]})
+                continue
+            fault = trajectory.episode.fault
+            assert fault is not None
+            kind = fault.kind.value
+            named = FAULT_CHECKS[fault.kind]
+            injected[kind] += 1
+            for name in failed:
+                kind_fail[kind][name] += 1
+            kind_any_fail[kind] += bool(failed)
+            if named in failed:
+                kind_named_caught[kind] += 1
+            else:
+                example = {**record, "fault": fault.model_dump(mode="json"), "named_check": named,
+                           "named_check_reason": verdicts[named].reason}
+                if len(missed_examples[kind]) < MAX_EXAMPLES:
+                    missed_examples[kind].append(example)
+                if not failed and len(passed_all_examples[kind]) < MAX_EXAMPLES:
+                    passed_all_examples[kind].append(example)
+
+    kinds = [k.value for k in FaultKind]
+    per_kind = {}
+    for kind in kinds:
+        n = injected[kind]
+        per_kind[kind] = {
+            "named_check": FAULT_CHECKS[FaultKind(kind)],
+            "injected": n,
+            "caught_by_named_check": kind_named_caught[kind],
+            "recall": round(kind_named_caught[kind] / n, 4) if n else None,
+            "failed_any_check": kind_any_fail[kind],
+            "detected_any_rate": round(kind_any_fail[kind] / n, 4) if n else None,
+            "check_failure_rate": {name: round(kind_fail[kind][name] / n, 4) if n else None
+                                   for name in check_names},
+            "check_failures": {name: kind_fail[kind][name] for name in check_names},
+        }
+    oracle_ok = oracle_episodes > 0 and all(oracle_fail[name] == 0 for name in check_names)
+    misses = {k: v["injected"] - v["caught_by_named_check"] for k, v in per_kind.items()
+              if v["injected"] and v["injected"] != v["caught_by_named_check"]}
+    return {
+        "domain": {"name": domain.name, "size": size, "seed": seed},
+        "blueprints_requested": n_blueprints,
+        "blueprints_valid": len(blueprints),
+        "rejections": dict(rejections),
+        "checks": check_names,
+        "oracle": {
+            "episodes": oracle_episodes,
+            "false_positives": {name: oracle_fail[name] for name in check_names},
+            "episodes_failing_any_check": oracle_any_fail,
+            "examples": dict(oracle_examples),
+        },
+        "faulty": {
+            "episodes": sum(injected.values()),
+            "skipped_no_applicable_fault": skipped_faulty,
+            "per_kind": per_kind,
+            "missed_by_named_check": misses,
+            "missed_examples": dict(missed_examples),
+            "passed_every_check_examples": dict(passed_all_examples),
+        },
+        "terminations": {a: dict(c) for a, c in terminations.items()},
+        "oracle_false_positives_zero": oracle_ok,
+        "every_fault_caught_by_named_check": not misses,
+        "seconds": round(time.perf_counter() - began, 2),
+    }
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def render_markdown(payload: dict[str, Any]) -> str:
+    r = payload["result"]
+    checks = r["checks"]
+    oracle = r["oracle"]
+    faulty = r["faulty"]
+    lines = [
+        "# Verifier quality (oracle false positives, fault recall)",
+        "",
+        f"- Date (UTC): {payload['date_utc']}",
+        f"- Command: `{payload['command']}`",
+        f"- Domain: {r['domain']['name']} (size {r['domain']['size']}, seed {r['domain']['seed']}); "
+        f"blueprints: `generate_blueprints(domain, GenerationConfig(), \"{RUN_ID}\", 0, "
+        f"{r['blueprints_requested']})` -> {r['blueprints_valid']} valid, "
+        f"{sum(r['rejections'].values())} rejected" + (f" {r['rejections']}" if r['rejections'] else ""),
+        f"- Episodes: {oracle['episodes']} oracle, {faulty['episodes']} fault-injected "
+        f"({faulty['skipped_no_applicable_fault']} blueprints admitted no fault), simulated with "
+        "`trajforge.pipeline._simulate_all` and checked with `verify` (all checks)",
+        f"- Oracle false positives = 0 for every check: "
+        f"**{'PASS' if r['oracle_false_positives_zero'] else 'FAIL'}**",
+        f"- Every injected fault caught by its named check: "
+        f"**{'yes' if r['every_fault_caught_by_named_check'] else 'no'}**"
+        + ("" if r["every_fault_caught_by_named_check"] else
+           f" (misses: {', '.join(f'{k} {n}' for k, n in r['faulty']['missed_by_named_check'].items())})"),
+        f"- Time: {r['seconds']} s",
+        "",
+        "## Machine",
+        "",
+        *machine_markdown(payload["machine"]),
+        "",
+        "## Oracle episodes: false positives per check",
+        "",
+        "| Episodes | " + " | ".join(checks) + " | any check |",
+        "|---:|" + "---:|" * (len(checks) + 1),
+        f"| {oracle['episodes']} | " + " | ".join(str(oracle["false_positives"][c]) for c in checks)
+        + f" | {oracle['episodes_failing_any_check']} |",
+        "",
+        "## Fault-injected episodes: recall of the named check",
+        "",
+        "| Fault kind | Named check | Injected | Caught by named check | Recall | Failed any check "
+        "| Detected (any) |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for kind, k in faulty["per_kind"].items():
+        lines.append(f"| {kind} | {k['named_check']} | {k['injected']} | {k['caught_by_named_check']} "
+                     f"| {_pct(k['recall'])} | {k['failed_any_check']} | {_pct(k['detected_any_rate'])} |")
+    total_inj = sum(k["injected"] for k in faulty["per_kind"].values())
+    total_caught = sum(k["caught_by_named_check"] for k in faulty["per_kind"].values())
+    total_any = sum(k["failed_any_check"] for k in faulty["per_kind"].values())
+    if total_inj:
+        lines.append(f"| **all** | | {total_inj} | {total_caught} | {_pct(total_caught / total_inj)} "
+                     f"| {total_any} | {_pct(total_any / total_inj)} |")
+    short = {c: c.replace("_", "\\_") for c in checks}
+    lines += [
+        "",
+        "## Confusion summary: share of episodes in which each check failed",
+        "",
+        "Rows are the injected fault kind (and the oracle); columns are checks. The named check's "
+        "cell is in bold.",
+        "",
+        "| Episodes | n | " + " | ".join(short[c] for c in checks) + " |",
+        "|---|---:|" + "---:|" * len(checks),
+    ]
+    n_or = oracle["episodes"]
+    lines.append(f"| oracle | {n_or} | " + " | ".join(
+        _pct(oracle["false_positives"][c] / n_or if n_or else None) for c in checks) + " |")
+    for kind, k in faulty["per_kind"].items():
+        cells = []
+        for c in checks:
+            text = _pct(k["check_failure_rate"][c])
+            cells.append(f"**{text}**" if c == k["named_check"] else text)
+        lines.append(f"| {kind} | {k['injected']} | " + " | ".join(cells) + " |")
+    lines += ["", "## Terminations", ""]
+    for agent, counts in r["terminations"].items():
+        lines.append(f"- {agent}: " + ", ".join(f"{t} {n}" for t, n in sorted(counts.items())))
+    missed = faulty["missed_examples"]
+    if missed or oracle["examples"]:
+        lines += ["", "## Examples (first few; all listed in the JSON)", ""]
+        for name, examples in oracle["examples"].items():
+            for e in examples[:3]:
+                lines.append(f"- oracle false positive, {name}: blueprint {e['blueprint_index']} "
+                             f"({e['trajectory_id']}): {e['failed'][name]}")
+        for kind, examples in missed.items():
+            for e in examples[:3]:
+                others = ", ".join(e["failed"]) or "no check failed"
+                lines.append(f"- missed {kind} (target {e['fault']['target']}): blueprint "
+                             f"{e['blueprint_index']} ({e['trajectory_id']}); {e['named_check']} said "
+                             f"\"{e['named_check_reason']}\"; failed: {others}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--blueprints", "-n", type=int, default=2000,
+                        help="blueprints generated (one oracle + one faulty episode each)")
+    parser.add_argument("--size", type=int, default=300, help="RetailDomain size")
+    parser.add_argument("--seed", type=int, default=0, help="RetailDomain seed")
+    parser.add_argument("--chunk", type=int, default=250, help="blueprints simulated at a time")
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    result = measure(args.blueprints, args.size, args.seed, args.chunk)
+    payload = {"benchmark": "verifier_quality", "date_utc": utc_now(), "command": command_line(),
+               "machine": machine_info(), "result": result}
+    md, js = write_results("verifier_quality", payload, render_markdown(payload), args.results)
+    o = result["oracle"]
+    print(f"[verifier_quality] oracle: {o['episodes']} episodes, false positives "
+          f"{sum(o['false_positives'].values())}; faulty: {result['faulty']['episodes']} episodes; "
+          f"misses by named check: {result['faulty']['missed_by_named_check'] or 'none'}")
+    print(f"[verifier_quality] wrote {md} and {js}")
+    return 0 if result["oracle_false_positives_zero"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
