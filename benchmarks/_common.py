@@ -83,6 +83,18 @@ def _git(*args: str) -> str:
         return ""
 
 
+def source_digest() -> str:
+    """sha256 over trajforge/**/*.py (path + bytes): ties a result to the exact code measured,
+    also when the working tree has uncommitted edits."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted((ROOT / "trajforge").rglob("*.py")):
+        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 def machine_info() -> dict[str, Any]:
     affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     total = _total_memory()
@@ -100,6 +112,7 @@ def machine_info() -> dict[str, Any]:
                      for name in ("trajforge", "pyarrow", "duckdb", "pydantic", "psutil")},
         "git_commit": _git("rev-parse", "HEAD") or "unknown",
         "trajforge_uncommitted_changes": bool(dirty),
+        "trajforge_source_digest": source_digest(),
     }
 
 
@@ -117,6 +130,7 @@ def machine_markdown(info: dict[str, Any]) -> list[str]:
         f"pydantic {pk['pydantic']}, psutil {pk['psutil']} |",
         f"| Git commit | {info['git_commit']}"
         f"{' (trajforge/ has uncommitted changes)' if info['trajforge_uncommitted_changes'] else ''} |",
+        f"| trajforge source digest | {info['trajforge_source_digest']} (sha256 of trajforge/**/*.py) |",
     ]
 
 

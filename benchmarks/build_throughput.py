@@ -252,7 +252,41 @@ def verdict(run: dict[str, Any]) -> dict[str, Any]:
 
 # --- the orchestrating parent ---------------------------------------------------------------------
 
-def _run_child(workers: int, episodes: int, shard_size: int, out: Path) -> dict[str, Any]:
+def _busy_cpu_s() -> tuple[float, float]:
+    """(busy, steal) CPU seconds of the whole machine since boot."""
+    import psutil
+
+    t = psutil.cpu_times()
+    busy = t.user + t.system + getattr(t, "nice", 0.0) + getattr(t, "irq", 0.0) + getattr(t, "softirq", 0.0)
+    return busy, getattr(t, "steal", 0.0)
+
+
+def _own_cpu_s() -> float:
+    """CPU seconds of this process plus its reaped descendants (the build and its workers)."""
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        total += usage.ru_utime + usage.ru_stime
+    return total
+
+
+def wait_for_quiet(max_wait_s: float, threshold_pct: float = 25.0) -> dict[str, Any]:
+    """Wait (up to ``max_wait_s``) until the machine's CPU use over 2 s is below ``threshold_pct``
+    so a concurrent job does not skew the measurement. Returns what was seen."""
+    import psutil
+
+    began = time.perf_counter()
+    busy = psutil.cpu_percent(interval=2.0)
+    while busy >= threshold_pct and time.perf_counter() - began < max_wait_s:
+        print(f"[build_throughput] machine busy ({busy:.0f}% CPU from other processes); waiting ...",
+              flush=True)
+        time.sleep(5)
+        busy = psutil.cpu_percent(interval=2.0)
+    return {"cpu_percent_before": round(busy, 1), "waited_s": round(time.perf_counter() - began, 1),
+            "quiet": busy < threshold_pct, "loadavg_before": [round(x, 2) for x in os.getloadavg()]}
+
+def _run_child(workers: int, episodes: int, shard_size: int, out: Path,
+               quiet_wait_s: float) -> dict[str, Any]:
     with tempfile.NamedTemporaryFile("r", suffix=".json", delete=False) as handle:
         result_file = Path(handle.name)
     try:
@@ -261,13 +295,20 @@ def _run_child(workers: int, episodes: int, shard_size: int, out: Path) -> dict[
                "--shard-size", str(shard_size), "--out", str(out)]
         print(f"[build_throughput] workers={workers}: building {episodes} episodes into {out} ...",
               flush=True)
+        quiet = wait_for_quiet(quiet_wait_s)
         cpu_before = resource.getrusage(resource.RUSAGE_SELF)
+        busy0, steal0 = _busy_cpu_s()
+        own0 = _own_cpu_s()
+        t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=Path(__file__).resolve().parent.parent)
         sampler = TreeSampler(proc.pid)
         sampler.sample(with_pss=True)
         sampler.start()
         returncode = proc.wait()
+        elapsed = time.perf_counter() - t0
         sampler.stop()
+        busy1, steal1 = _busy_cpu_s()
+        own1 = _own_cpu_s()
         cpu_after = resource.getrusage(resource.RUSAGE_SELF)
         if returncode != 0:
             raise SystemExit(f"measurement with workers={workers} failed (exit {returncode})")
@@ -275,6 +316,16 @@ def _run_child(workers: int, episodes: int, shard_size: int, out: Path) -> dict[
         run["memory"].update(sampler.summary())
         run["memory"]["sampler_cpu_s"] = round(
             (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime), 3)
+        foreign = max(0.0, (busy1 - busy0) - (own1 - own0))
+        run["machine_load"] = {
+            **quiet,
+            "process_lifetime_s": round(elapsed, 2),
+            "build_tree_cpu_s": round(own1 - own0, 2),
+            "other_processes_cpu_s": round(foreign, 2),
+            "other_processes_avg_cores": round(foreign / elapsed, 2) if elapsed else None,
+            "steal_cpu_s": round(steal1 - steal0, 2),
+            "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+        }
         return run
     finally:
         result_file.unlink(missing_ok=True)
@@ -296,6 +347,10 @@ def render_markdown(payload: dict[str, Any]) -> str:
         f"shard size {payload['shard_size']}",
         f"- Targets: >= {TARGET_EPS:.0f} episodes/s and peak RSS of the process tree < 1 GiB",
         f"- Overall: **{'PASS' if payload['pass'] else 'FAIL'}** (the first row; other rows are for comparison)",
+        *([f"- **Warning:** other processes used on average more than 0.2 cores during "
+           f"{', '.join(str(r['workers']) + ' worker(s)' for r in runs if (r['machine_load']['other_processes_avg_cores'] or 0) > 0.2)}; "
+           "those numbers are pessimistic"]
+          if any((r["machine_load"]["other_processes_avg_cores"] or 0) > 0.2 for r in runs) else []),
         "",
         "## Machine",
         "",
@@ -340,6 +395,12 @@ def render_markdown(payload: dict[str, Any]) -> str:
             f"- Sampling: {mem['samples']} samples every {int(mem['sample_interval_s'] * 1000)} ms "
             f"({mem['pss_samples']} with PSS) from the orchestrating process (whole life of the "
             f"build process, imports included); sampler CPU {mem['sampler_cpu_s']} s",
+            f"- Machine load: before the build {run['machine_load']['cpu_percent_before']}% CPU "
+            f"(waited {run['machine_load']['waited_s']} s); during it other processes used "
+            f"{run['machine_load']['other_processes_cpu_s']} CPU s "
+            f"(avg {run['machine_load']['other_processes_avg_cores']} cores), steal "
+            f"{run['machine_load']['steal_cpu_s']} s; the build tree used "
+            f"{run['machine_load']['build_tree_cpu_s']} CPU s in {run['machine_load']['process_lifetime_s']} s",
             "- Per-process peak RSS: " + ", ".join(
                 f"{p['role']} {_mib(p['peak_rss_bytes'])}" for p in mem["per_process_peak_rss"]),
             "",
@@ -367,6 +428,9 @@ def main(argv: list[str] | None = None) -> int:
                              "temporary folder, removed afterwards")
     parser.add_argument("--results", type=Path, default=RESULTS,
                         help="where build_throughput.{md,json} go (default benchmarks/results)")
+    parser.add_argument("--quiet-wait", type=float, default=180.0,
+                        help="seconds to wait for other CPU load to stop before each build "
+                             "(it is measured and reported either way)")
     parser.add_argument("--_child", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
@@ -394,7 +458,7 @@ def main(argv: list[str] | None = None) -> int:
             if out.exists() and any(out.iterdir()):
                 raise SystemExit(f"{out} is not empty: a resumed build measures nothing; "
                                  "remove it or pick another --out")
-            run = _run_child(workers, args.episodes, args.shard_size, out)
+            run = _run_child(workers, args.episodes, args.shard_size, out, args.quiet_wait)
             run["verdict"] = verdict(run)
             runs.append(run)
             mem = run["memory"]
