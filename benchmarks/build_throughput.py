@@ -426,6 +426,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None,
                         help="output folder (kept; one sub-folder per worker count). Default: a "
                              "temporary folder, removed afterwards")
+    parser.add_argument("--tag", default="",
+                        help="suffix for the result files (<name>-TAG.md/.json), for variants")
     parser.add_argument("--results", type=Path, default=RESULTS,
                         help="where build_throughput.{md,json} go (default benchmarks/results)")
     parser.add_argument("--quiet-wait", type=float, default=180.0,
@@ -482,7 +484,8 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine_info(),
         "runs": runs,
     }
-    md, js = write_results("build_throughput", payload, render_markdown(payload), args.results)
+    stem = "build_throughput" + (f"-{args.tag}" if args.tag else "")
+    md, js = write_results(stem, payload, render_markdown(payload), args.results)
     print(f"[build_throughput] wrote {md} and {js}")
     return 0 if payload["pass"] else 1
 

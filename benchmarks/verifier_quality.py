@@ -130,9 +130,9 @@ def measure(n_blueprints: int, size: int, seed: int, chunk: int) -> dict[str, An
             "named_check": FAULT_CHECKS[FaultKind(kind)],
             "injected": n,
             "caught_by_named_check": kind_named_caught[kind],
-            "recall": round(kind_named_caught[kind] / n, 4) if n else None,
+            "recall": round(kind_named_caught[kind] / n, 6) if n else None,
             "failed_any_check": kind_any_fail[kind],
-            "detected_any_rate": round(kind_any_fail[kind] / n, 4) if n else None,
+            "detected_any_rate": round(kind_any_fail[kind] / n, 6) if n else None,
             "check_failure_rate": {name: round(kind_fail[kind][name] / n, 4) if n else None
                                    for name in check_names},
             "check_failures": {name: kind_fail[kind][name] for name in check_names},
@@ -168,7 +168,12 @@ def measure(n_blueprints: int, size: int, seed: int, chunk: int) -> dict[str, An
 
 
 def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{100 * x:.1f}%"
+    if x is None:
+        return "n/a"
+    text = f"{100 * x:.1f}%"
+    if 0 < x < 1 and text in ("0.0%", "100.0%"):  # never round a miss away
+        text = f"{100 * x:.2f}%"
+    return text
 
 
 def render_markdown(payload: dict[str, Any]) -> str:
@@ -268,12 +273,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=300, help="RetailDomain size")
     parser.add_argument("--seed", type=int, default=0, help="RetailDomain seed")
     parser.add_argument("--chunk", type=int, default=250, help="blueprints simulated at a time")
+    parser.add_argument("--tag", default="",
+                        help="suffix for the result files (<name>-TAG.md/.json), for variants")
     parser.add_argument("--results", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     result = measure(args.blueprints, args.size, args.seed, args.chunk)
     payload = {"benchmark": "verifier_quality", "date_utc": utc_now(), "command": command_line(),
                "machine": machine_info(), "result": result}
-    md, js = write_results("verifier_quality", payload, render_markdown(payload), args.results)
+    stem = "verifier_quality" + (f"-{args.tag}" if args.tag else "")
+    md, js = write_results(stem, payload, render_markdown(payload), args.results)
     o = result["oracle"]
     print(f"[verifier_quality] oracle: {o['episodes']} episodes, false positives "
           f"{sum(o['false_positives'].values())}; faulty: {result['faulty']['episodes']} episodes; "

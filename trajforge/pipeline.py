@@ -180,9 +180,17 @@ def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResul
 
         context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
         with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            futures = [pool.submit(_worker_shard, config, a, b) for a, b in ranges]
-            for future in futures:  # in order, so a crash leaves a prefix plus what finished
-                commit(*future.result())
+            # at most workers + 1 shards in flight, committed in order and then dropped, so the
+            # writer holds a bounded number of shards whatever the run size
+            queue = list(ranges)
+            inflight = [pool.submit(_worker_shard, config, *queue.pop(0))
+                        for _ in range(min(workers + 1, len(queue)))]
+            while inflight:
+                done = inflight.pop(0)
+                if queue:
+                    inflight.append(pool.submit(_worker_shard, config, *queue.pop(0)))
+                commit(*done.result())
+                del done
     refresh_catalog(out)
     return BuildResult(run_id=run_id, out=out, shards_done=len(summaries), shards_skipped=total_ranges,
                        seconds=time.perf_counter() - began, summaries=summaries)

@@ -53,7 +53,7 @@ class VerificationConfig(Record):
 
 class StoreConfig(Record):
     out: Path = Path("data")
-    shard_size: int = Field(default=1000, ge=1, le=1_000_000)
+    shard_size: int = Field(default=500, ge=1, le=1_000_000)
     workers: int = Field(default=1, ge=1, le=64, description="simulation processes")
 
 
