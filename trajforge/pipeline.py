@@ -24,6 +24,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from trajforge.environments.base import Domain
 from trajforge.environments.registry import load_domain
 from trajforge.generators import generate_blueprints
@@ -37,8 +39,10 @@ from trajforge.schemas.blueprint import BlueprintRejection, TaskBlueprint
 from trajforge.schemas.config import RunConfig
 from trajforge.schemas.trajectory import EpisodeSpec, Trajectory
 from trajforge.simulation import EpisodeLimits, ScriptedAgent, ScriptedUser, choose_fault, run_episode
-import pyarrow as pa
-
+from trajforge.simulation.llm import Budget, EpisodeLedger, Gateway
+from trajforge.simulation.llm_agent import LLMAgent, episode_tag
+from trajforge.simulation.llm_user import LLMUser
+from trajforge.simulation.runner import AgentPolicy, UserPolicy
 from trajforge.store import TABLES, RunStore, refresh_catalog
 from trajforge.verifiers import verify
 
@@ -52,6 +56,12 @@ class ShardSummary:
     episodes: int = 0
     skipped_episodes: int = 0  # faulty episodes for blueprints that admit no fault
     seconds: float = 0.0
+    cost_usd: float = 0.0  # of the committed episodes, priced ones only
+    unpriced_episodes: int = 0
+    discarded_usd: float = 0.0  # episodes past a budget stop, not committed
+    retries: int = 0
+    terminations: Counter[str] = field(default_factory=Counter)
+    budget_stopped: bool = False
 
 
 def episode_seed(blueprint_id: str, slot: int, agent: str) -> int:
@@ -59,63 +69,151 @@ def episode_seed(blueprint_id: str, slot: int, agent: str) -> int:
     return int.from_bytes(digest[:8], "big") >> 1  # fits Arrow int64
 
 
-async def _simulate(bp: TaskBlueprint, domain: Domain, config: RunConfig, run_id: str,
-                    slot: int, agent_kind: str) -> Trajectory | None:
+class SimulationContext:
+    """What one process needs to simulate: the domain, one long-lived event loop, and (when a
+    role is model-backed) the gateway and the run's budget. Built once per process, because
+    litellm's cached async clients are bound to the loop that made them."""
+
+    def __init__(self, config: RunConfig, domain: Domain, budget: Budget | None = None,
+                 share: int = 1) -> None:
+        self.domain = domain
+        self.loop = asyncio.new_event_loop()
+        sim = config.simulation
+        # a build's concurrency is split across its simulation processes
+        self.concurrency = max(1, -(-sim.concurrency // share))
+        self.budget = budget or Budget(sim.gateway.max_cost_usd)
+        self.gateway: Gateway | None = None
+        if sim.uses_models():
+            self.gateway = Gateway(sim.gateway, self.budget, random.Random(config.domain.seed),
+                                   concurrency=self.concurrency)
+
+    def close(self) -> None:
+        if self.gateway is not None:
+            self.loop.run_until_complete(self.gateway.aclose())
+        self.loop.close()
+
+
+@dataclass
+class EpisodeOutcome:
+    trajectory: Trajectory | None  # None: skipped (no fault applies) or not started (budget)
+    started: bool = True
+
+
+async def _simulate(bp: TaskBlueprint, ctx: SimulationContext, config: RunConfig, run_id: str,
+                    slot: int, agent_kind: str) -> EpisodeOutcome:
     sim = config.simulation
+    domain = ctx.domain
     seed = episode_seed(bp.id, slot, agent_kind)
     rng = random.Random(seed)
     fault = None
     if agent_kind == "faulty":
         fault = choose_fault(bp, domain, rng, sim.fault_kinds)
         if fault is None:
-            return None
-    spec = EpisodeSpec(agent=f"scripted:{agent_kind}", user="scripted", seed=seed,
-                       max_turns=sim.max_turns, fault=fault)
-    agent = ScriptedAgent(bp, domain, rng, fault)
-    user = ScriptedUser(bp, domain, random.Random(seed + 1))
-    return await run_episode(bp.id, domain.environment(), agent, user,
-                             EpisodeLimits(sim.max_turns, sim.max_steps_per_turn),
-                             run_id=run_id, episode=spec)
+            return EpisodeOutcome(None)
+    if ctx.budget.exhausted():
+        return EpisodeOutcome(None, started=False)
+    env = domain.environment()
+    ledger = None
+    headers = episode_tag(bp.id, seed)
+    if ctx.gateway is not None:
+        ledger = EpisodeLedger.starting_now(sim.gateway.episode_timeout_s)
+    agent: AgentPolicy
+    if agent_kind == "llm":
+        assert ctx.gateway is not None and ledger is not None and sim.agent_model is not None
+        agent = LLMAgent(ctx.gateway, sim.agent_model, domain, ledger, headers)
+    else:
+        agent = ScriptedAgent(bp, domain, rng, fault)
+    user: UserPolicy
+    if sim.user_model is not None:
+        assert ctx.gateway is not None and ledger is not None
+        expected = bp.ground_truth.final_state_hash
+        user = LLMUser(ctx.gateway, sim.user_model, bp, domain, ledger, sim.user_simulator,
+                       goal_met=lambda: env.state_hash() == expected, headers=headers)
+    else:
+        user = ScriptedUser(bp, domain, random.Random(seed + 1))
+    spec = EpisodeSpec(agent=getattr(agent, "name", agent_kind), user=getattr(user, "name", "scripted"),
+                       seed=seed, max_turns=sim.max_turns, fault=fault)
+    trajectory = await run_episode(bp.id, env, agent, user,
+                                   EpisodeLimits(sim.max_turns, sim.max_steps_per_turn),
+                                   run_id=run_id, episode=spec, ledger=ledger)
+    return EpisodeOutcome(trajectory)
 
 
-async def _simulate_all(jobs: list[tuple[TaskBlueprint, int, str]], domain: Domain,
-                        config: RunConfig, run_id: str) -> list[Trajectory | None]:
-    gate = asyncio.Semaphore(config.simulation.concurrency)
+async def _simulate_all(jobs: list[tuple[TaskBlueprint, int, str]], ctx: SimulationContext,
+                        config: RunConfig, run_id: str) -> list[EpisodeOutcome]:
+    gate = asyncio.Semaphore(ctx.concurrency)
 
-    async def one(job: tuple[TaskBlueprint, int, str]) -> Trajectory | None:
+    async def one(job: tuple[TaskBlueprint, int, str]) -> EpisodeOutcome:
         async with gate:
-            return await _simulate(job[0], domain, config, run_id, job[1], job[2])
+            return await _simulate(job[0], ctx, config, run_id, job[1], job[2])
 
     return await asyncio.gather(*(one(j) for j in jobs))
 
 
-def process_shard(config: RunConfig, start: int, stop: int,
-                  domain: Domain | None = None) -> tuple[dict[str, list[dict[str, Any]]], ShardSummary]:
-    """Indices [start, stop) through every stage; rows per table and a summary."""
+def process_shard(config: RunConfig, start: int, stop: int, domain: Domain | None = None,
+                  ctx: SimulationContext | None = None) -> tuple[dict[str, list[dict[str, Any]]], ShardSummary]:
+    """Indices [start, stop) through every stage; rows per table and a summary.
+
+    When the budget runs out mid-shard, no new episode starts; the rows returned cover the
+    longest prefix ``[start, k)`` of blueprints whose episodes all finished (``summary.stop``
+    is ``k``), so the manifest's ranges stay exact and a resumed run finishes the rest."""
     began = time.perf_counter()
-    if domain is None:
-        domain = load_domain(config.domain.name, config.domain.size, config.domain.seed)
+    own_ctx = ctx is None
+    if ctx is None:
+        if domain is None:
+            domain = load_domain(config.domain.name, config.domain.size, config.domain.seed)
+        ctx = SimulationContext(config, domain)
+    domain = ctx.domain
+    try:
+        return _process_shard(config, start, stop, ctx, began)
+    finally:
+        if own_ctx:
+            ctx.close()
+
+
+def _process_shard(config: RunConfig, start: int, stop: int, ctx: SimulationContext,
+                   began: float) -> tuple[dict[str, list[dict[str, Any]]], ShardSummary]:
+    domain = ctx.domain
     run_id = config.run_id()
     summary = ShardSummary(start, stop)
+    items = list(generate_blueprints(domain, config.generation, run_id, start, stop))
+    blueprints = {item.id: item for item in items if isinstance(item, TaskBlueprint)}
+    jobs = [(bp, slot, kind) for bp in blueprints.values()
+            for slot, kind in enumerate(config.simulation.agents)]
+    outcomes = ctx.loop.run_until_complete(_simulate_all(jobs, ctx, config, run_id))
+    # the prefix of blueprint indices whose episodes all ran
+    unstarted = {job[0].provenance.index for job, o in zip(jobs, outcomes) if not o.started}
+    if unstarted:
+        summary.stop = stop = min(unstarted)
+        summary.budget_stopped = True
     rows: dict[str, list[dict[str, Any]]] = {"blueprints": [], "rejections": [], "trajectories": [],
                                              "verdicts": []}
-    blueprints: dict[str, TaskBlueprint] = {}
-    for item in generate_blueprints(domain, config.generation, run_id, start, stop):
+    for item in items:
+        index = item.provenance.index if isinstance(item, TaskBlueprint) else item.index
+        if index >= stop:
+            continue
         if isinstance(item, BlueprintRejection):
             rows["rejections"].append(rejection_to_row(item))
             summary.rejections[item.reason] += 1
         else:
-            blueprints[item.id] = item
             rows["blueprints"].append(blueprint_to_row(item, run_id))
-    summary.blueprints = len(blueprints)
-    jobs = [(bp, slot, kind) for bp in blueprints.values()
-            for slot, kind in enumerate(config.simulation.agents)]
-    trajectories = asyncio.run(_simulate_all(jobs, domain, config, run_id))
-    for trajectory in trajectories:
+            summary.blueprints += 1
+    for job, outcome in zip(jobs, outcomes):
+        trajectory = outcome.trajectory
+        if job[0].provenance.index >= stop:
+            if trajectory is not None:
+                summary.discarded_usd += trajectory.cost_usd or 0.0
+            continue
         if trajectory is None:
             summary.skipped_episodes += 1
             continue
         summary.episodes += 1
+        if trajectory.cost_usd is None:
+            summary.unpriced_episodes += 1
+        else:
+            summary.cost_usd += trajectory.cost_usd
+        summary.retries += trajectory.retries
+        summary.terminations[trajectory.termination.value] += 1
         rows["trajectories"].append(trajectory_to_row(trajectory))
         verdicts = verify(trajectory, blueprints[trajectory.blueprint_id], domain,
                           config.verification.checks)
@@ -124,15 +222,23 @@ def process_shard(config: RunConfig, start: int, stop: int,
     return rows, summary
 
 
-_WORKER_DOMAIN: dict[str, Domain] = {}
+_WORKER: dict[str, SimulationContext] = {}
+_WORKER_SPEND: Any = None  # the build's shared spend counter, set by the pool initializer
 
 
-def _worker_shard(config: RunConfig, start: int, stop: int) -> tuple[dict[str, list[dict[str, Any]]], ShardSummary]:
-    # one domain per worker process, built on first use (the template is the costly part)
-    key = f"{config.domain.name}:{config.domain.size}:{config.domain.seed}"
-    if key not in _WORKER_DOMAIN:
-        _WORKER_DOMAIN[key] = load_domain(config.domain.name, config.domain.size, config.domain.seed)
-    rows, summary = process_shard(config, start, stop, _WORKER_DOMAIN[key])
+def _worker_init(spend: Any) -> None:
+    global _WORKER_SPEND
+    _WORKER_SPEND = spend
+
+
+def _worker_shard(config: RunConfig, start: int, stop: int, share: int) -> tuple[dict[str, Any], ShardSummary]:
+    # one context per worker process, built on first use (the domain template is the costly part)
+    key = config.model_dump_json()
+    if key not in _WORKER:
+        domain = load_domain(config.domain.name, config.domain.size, config.domain.seed)
+        budget = Budget(config.simulation.gateway.max_cost_usd, shared=_WORKER_SPEND)
+        _WORKER[key] = SimulationContext(config, domain, budget, share=share)
+    rows, summary = process_shard(config, start, stop, ctx=_WORKER[key])
     return {name: pa.Table.from_pylist(rows.get(name, []), schema=schema)  # type: ignore[misc]
             for name, schema in TABLES.items()}, summary
 
@@ -145,13 +251,20 @@ class BuildResult:
     shards_skipped: int
     seconds: float
     summaries: list[ShardSummary]
+    spent_usd: float = 0.0  # the run's model spend over every invocation
+    budget_stopped: bool = False
 
 
 Progress = Callable[[ShardSummary], None]
 
 
 def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResult:
-    """Build (or finish building) the run this config describes."""
+    """Build (or finish building) the run this config describes.
+
+    With a budget (``simulation.gateway.max_cost_usd``), what earlier invocations of the same run
+    spent counts: the spend is persisted beside the manifest, and once it reaches the cap no new
+    episode starts and the build ends cleanly with what it has (``BuildResult.budget_stopped``).
+    """
     began = time.perf_counter()
     out = config.store.out
     run_id = config.run_id()
@@ -163,9 +276,15 @@ def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResul
     ranges = store.pending_ranges(config.generation.n_blueprints, config.store.shard_size)
     total_ranges = len(store.completed())
     summaries: list[ShardSummary] = []
+    cap = config.simulation.gateway.max_cost_usd
 
-    def commit(rows: dict[str, list[dict[str, Any]]], summary: ShardSummary) -> None:
-        store.write_shard(summary.start, summary.stop, rows)
+    def commit(rows: dict[str, Any], summary: ShardSummary) -> None:
+        if config.simulation.uses_models():
+            # spend first: a kill between the two lines over-counts, never under-counts
+            store.record_spend(summary.start, summary.stop, summary.cost_usd,
+                               summary.discarded_usd, summary.unpriced_episodes)
+        if summary.stop > summary.start:
+            store.write_shard(summary.start, summary.stop, rows)
         summaries.append(summary)
         if progress:
             progress(summary)
@@ -173,24 +292,35 @@ def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResul
     workers = min(config.store.workers, len(ranges)) if ranges else 1
     if workers <= 1:
         domain = load_domain(config.domain.name, config.domain.size, config.domain.seed)
-        for start, stop in ranges:
-            commit(*process_shard(config, start, stop, domain))
+        ctx = SimulationContext(config, domain, Budget(cap, store.spent_usd()))
+        try:
+            for start, stop in ranges:
+                if ctx.budget.exhausted():
+                    break
+                commit(*process_shard(config, start, stop, ctx=ctx))
+        finally:
+            ctx.close()
     else:
         import multiprocessing
 
-        context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-        with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        mp = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+        spend = mp.Value("d", store.spent_usd())
+        budget = Budget(cap, shared=spend)
+        with ProcessPoolExecutor(workers, mp_context=mp, initializer=_worker_init,
+                                 initargs=(spend,)) as pool:
             # at most workers + 1 shards in flight, committed in order and then dropped, so the
             # writer holds a bounded number of shards whatever the run size
             queue = list(ranges)
-            inflight = [pool.submit(_worker_shard, config, *queue.pop(0))
+            inflight = [pool.submit(_worker_shard, config, *queue.pop(0), workers)
                         for _ in range(min(workers + 1, len(queue)))]
             while inflight:
                 done = inflight.pop(0)
-                if queue:
-                    inflight.append(pool.submit(_worker_shard, config, *queue.pop(0)))
+                if queue and not budget.exhausted():
+                    inflight.append(pool.submit(_worker_shard, config, *queue.pop(0), workers))
                 commit(*done.result())
                 del done
     refresh_catalog(out)
     return BuildResult(run_id=run_id, out=out, shards_done=len(summaries), shards_skipped=total_ranges,
-                       seconds=time.perf_counter() - began, summaries=summaries)
+                       seconds=time.perf_counter() - began, summaries=summaries,
+                       spent_usd=store.spent_usd() if config.simulation.uses_models() else 0.0,
+                       budget_stopped=any(s.budget_stopped for s in summaries))

@@ -252,6 +252,9 @@ class Domain(ABC):
     intents: ClassVar[dict[str, Any]] = {}  # kind -> environments.tasks.IntentSpec
     slots: ClassVar[dict[str, Any]] = {}  # key -> environments.tasks.SlotSpec
     bare_reports: ClassVar[tuple[str, ...]] = ("Done.",)
+    # a regex matching the domain's entity ids and contact details, so a user simulator that
+    # invents one (not in its profile, not said by the agent) can be caught; None: unchecked
+    entity_pattern: ClassVar[str | None] = None
 
     def __init__(self, size: int = 300, seed: int = 0) -> None:
         self.size = size

@@ -65,10 +65,14 @@ TRAJECTORY_SCHEMA = pa.schema(
         ("final_state_diff", pa.string()),
         ("usage", pa.list_(pa.struct([("role", pa.string()), ("calls", pa.int32()),
                                       ("prompt_tokens", pa.int64()),
-                                      ("completion_tokens", pa.int64())]))),
+                                      ("completion_tokens", pa.int64()),
+                                      ("cost_usd", pa.float64()),
+                                      ("retries", pa.int32())]))),
         ("cost_usd", pa.float64()),
         ("latency_s", pa.float64()),
         ("agent_entropy", pa.list_(pa.float64())),
+        ("retries", pa.int32()),
+        ("error", pa.string()),
     ]
 )
 
@@ -194,6 +198,8 @@ def trajectory_to_row(t: Trajectory) -> dict[str, Any]:
         "cost_usd": t.cost_usd,
         "latency_s": t.latency_s,
         "agent_entropy": list(t.agent_entropy) if t.agent_entropy is not None else None,
+        "retries": t.retries,
+        "error": t.error,
     }
 
 
@@ -216,6 +222,8 @@ def trajectory_from_row(row: dict[str, Any]) -> Trajectory:
         cost_usd=row["cost_usd"],
         latency_s=row["latency_s"],
         agent_entropy=tuple(row["agent_entropy"]) if row["agent_entropy"] is not None else None,
+        retries=row.get("retries") or 0,
+        error=row.get("error"),
     )
 
 

@@ -11,7 +11,7 @@ from trajforge.schemas.base import Record
 from trajforge.schemas.ids import content_id
 from trajforge.schemas.trajectory import FaultKind
 
-AgentKind = Literal["oracle", "faulty"]
+AgentKind = Literal["oracle", "faulty", "llm"]
 
 
 class DomainConfig(Record):
@@ -38,13 +38,61 @@ class GenerationConfig(Record):
         return self
 
 
+class ModelConfig(Record):
+    """A model any litellm provider can serve. The API key is read at call time from the
+    environment variable ``api_key_env`` names (or litellm's provider default); it is never
+    stored in a config, a record or a log."""
+
+    model: str = Field(min_length=1, description="a litellm model string, e.g. openai/gpt-4.1-mini")
+    api_base: str | None = Field(default=None, description="an OpenAI-compatible server (vllm serve, ...)")
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, ge=1)
+    logprobs: bool = Field(default=False, description="ask for top-5 logprobs (agent entropy)")
+    rpm: int | None = Field(default=None, ge=1, description="requests per minute, per process")
+    tpm: int | None = Field(default=None, ge=1, description="tokens per minute, per process")
+    input_cost_per_token: float | None = Field(default=None, ge=0,
+                                               description="price, for models litellm cannot price")
+    output_cost_per_token: float | None = Field(default=None, ge=0)
+
+
+class UserSimulatorConfig(Record):
+    retries: int = Field(default=2, ge=0, le=10, description="regenerations of a failed user turn")
+    best_of: int = Field(default=1, ge=1, le=8, description="candidates per user turn")
+
+
+class GatewayConfig(Record):
+    """How model calls are made. Operational only: not part of the run id."""
+
+    call_timeout_s: float = Field(default=120.0, gt=0, description="wall-clock deadline per call")
+    episode_timeout_s: float = Field(default=1800.0, gt=0, description="wall-clock deadline per episode")
+    max_retries: int = Field(default=8, ge=0, le=100, description="per call, transient errors only")
+    backoff_initial_s: float = Field(default=1.0, ge=0)
+    backoff_max_s: float = Field(default=60.0, ge=0)
+    max_cost_usd: float | None = Field(default=None, gt=0,
+                                       description="no new episode starts once the run spent this")
+
+
 class SimulationConfig(Record):
     agents: tuple[AgentKind, ...] = Field(default=("oracle", "faulty"), min_length=1,
                                           description="one episode per blueprint per entry")
+    agent_model: ModelConfig | None = Field(default=None, description="the model of the llm agent")
+    user_model: ModelConfig | None = Field(default=None, description="None: the scripted user")
+    user_simulator: UserSimulatorConfig = UserSimulatorConfig()
+    gateway: GatewayConfig = GatewayConfig()
     fault_kinds: tuple[FaultKind, ...] = Field(default=tuple(FaultKind), min_length=1)
     max_turns: int = Field(default=40, ge=2, le=1000)
     max_steps_per_turn: int = Field(default=12, ge=1, le=100)
-    concurrency: int = Field(default=32, ge=1, le=4096)
+    concurrency: int = Field(default=32, ge=1, le=4096, description="episodes in flight, all processes")
+
+    @model_validator(mode="after")
+    def _llm_needs_model(self) -> "SimulationConfig":
+        if "llm" in self.agents and self.agent_model is None:
+            raise ValueError("agents lists 'llm' but agent_model is not set")
+        return self
+
+    def uses_models(self) -> bool:
+        return self.agent_model is not None or self.user_model is not None
 
 
 class VerificationConfig(Record):
@@ -55,6 +103,14 @@ class StoreConfig(Record):
     out: Path = Path("data")
     shard_size: int = Field(default=500, ge=1, le=1_000_000)
     workers: int = Field(default=1, ge=1, le=64, description="simulation processes")
+
+
+# where and how fast models are reached does not change what a run is
+_MODEL_OPERATIONAL = {"api_base", "api_key_env", "rpm", "tpm", "input_cost_per_token",
+                      "output_cost_per_token"}
+_OPERATIONAL: dict[str, object] = {"concurrency": True, "gateway": True,
+                                   "agent_model": _MODEL_OPERATIONAL,
+                                   "user_model": _MODEL_OPERATIONAL}
 
 
 class RunConfig(Record):
@@ -74,7 +130,7 @@ class RunConfig(Record):
             {
                 "domain": self.domain.model_dump(mode="json"),
                 "generation": generation,
-                "simulation": self.simulation.model_dump(mode="json", exclude={"concurrency"}),
+                "simulation": self.simulation.model_dump(mode="json", exclude=_OPERATIONAL),
                 "verification": self.verification.model_dump(mode="json"),
             },
             prefix="run_",

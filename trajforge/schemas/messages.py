@@ -76,3 +76,25 @@ def message_to_openai(message: Message) -> dict[str, Any]:
     else:
         out["content"] = message.content
     return out
+
+
+def message_from_openai(data: dict[str, Any]) -> Message:
+    """The inverse of ``message_to_openai`` (unknown keys, such as provider extras, dropped)."""
+    role = data.get("role")
+    content = data.get("content")
+    if isinstance(content, list):  # content parts
+        content = "".join(str(p.get("text") or "") for p in content if isinstance(p, dict))
+    if role == "assistant":
+        calls = tuple(ToolCall(id=str(c.get("id") or ""), name=str(c["function"].get("name") or ""),
+                               arguments=c["function"].get("arguments") or "")
+                      for c in data.get("tool_calls") or ())
+        return AssistantMessage(content=content, tool_calls=calls)
+    if role == "tool":
+        return ToolMessage(content=content or "", tool_call_id=str(data.get("tool_call_id") or ""),
+                           name=str(data.get("name") or ""),
+                           is_error=str(content or "").startswith("Error:"))
+    if role == "system":
+        return SystemMessage(content=content or "")
+    if role == "user":
+        return UserMessage(content=content or "")
+    raise ValueError(f"unknown message role {role!r}")

@@ -60,6 +60,8 @@ class RoleUsage(Record):
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cost_usd: float | None = Field(default=0.0, description="None when a model could not be priced")
+    retries: int = 0
 
 
 class Trajectory(Record):
@@ -77,6 +79,8 @@ class Trajectory(Record):
     cost_usd: float | None = Field(default=None, description="None when a model could not be priced")
     latency_s: float = 0.0
     agent_entropy: tuple[float | None, ...] | None = None
+    retries: int = Field(default=0, description="model calls retried after transient errors")
+    error: str | None = Field(default=None, description="why a policy failed (llm_error, user_error)")
 
     @staticmethod
     def make_id(blueprint_id: str, episode: EpisodeSpec) -> str:

@@ -7,20 +7,42 @@ return at once. Layer 1 in tau2-bench's terms: no registry, no config parsing, n
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 
 from trajforge.environments.base import Environment
 from trajforge.errors import ToolCrash
-from trajforge.schemas.messages import AssistantMessage, Message, SystemMessage, UserMessage
+from trajforge.schemas.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolMessage,
+    UserMessage,
+)
 from trajforge.schemas.trajectory import EpisodeSpec, RoleUsage, TerminationReason, Trajectory
+
+if TYPE_CHECKING:
+    from trajforge.simulation.llm import EpisodeLedger
 
 
 @dataclass(frozen=True)
 class AgentReply:
     message: AssistantMessage
     end: bool = False  # the agent closes the conversation after this message
+    # calls the policy already knows are malformed (e.g. written into text): the runner answers
+    # each with this error instead of executing it, so the model can recover
+    rejected: Mapping[str, str] = field(default_factory=dict)
+
+
+class PolicyFailure(Exception):
+    """A policy could not produce a turn (its model failed for good, or the user simulator kept
+    breaking its rules). The episode ends with ``termination``; the trajectory is kept."""
+
+    def __init__(self, termination: TerminationReason, detail: str) -> None:
+        self.termination = termination
+        self.detail = detail
+        super().__init__(detail)
 
 
 @dataclass(frozen=True)
@@ -45,23 +67,39 @@ class EpisodeLimits:
 
 
 async def run_episode(blueprint_id: str, env: Environment, agent: AgentPolicy, user: UserPolicy,
-                      limits: EpisodeLimits, *, run_id: str, episode: EpisodeSpec) -> Trajectory:
+                      limits: EpisodeLimits, *, run_id: str, episode: EpisodeSpec,
+                      ledger: EpisodeLedger | None = None) -> Trajectory:
+    """One episode. ``ledger`` carries the model calls' usage, cost and entropy when a policy is
+    model-backed (it is filled by the policies, read here)."""
     started = time.perf_counter()
     messages: list[Message] = [SystemMessage(content=env.domain.policy)]
     usage = {"agent": 0, "user": 0}
     termination: TerminationReason | None = None
-    reply = await user.respond(messages)
+    error: str | None = None
+    try:
+        reply = await user.respond(messages)
+    except PolicyFailure as failure:
+        return _trajectory(blueprint_id, env, run_id, episode, messages, failure.termination,
+                           usage, ledger, started, failure.detail)
     usage["user"] += 1
     messages.append(reply.message)
     turns = 1
     while termination is None:
         for _ in range(limits.max_steps_per_turn):
-            answer = await agent.respond(messages)
+            try:
+                answer = await agent.respond(messages)
+            except PolicyFailure as failure:
+                termination, error = failure.termination, failure.detail
+                break
             usage["agent"] += 1
             messages.append(answer.message)
             if not answer.message.tool_calls:
                 break
             for call in answer.message.tool_calls:
+                if call.id in answer.rejected:
+                    messages.append(ToolMessage(content=f"Error: {answer.rejected[call.id]}",
+                                                tool_call_id=call.id, name=call.name, is_error=True))
+                    continue
                 try:
                     messages.append(env.execute(call))
                 except ToolCrash:
@@ -81,13 +119,34 @@ async def run_episode(blueprint_id: str, env: Environment, agent: AgentPolicy, u
         if turns >= limits.max_turns:
             termination = TerminationReason.max_turns
             break
-        reply = await user.respond(messages)
+        try:
+            reply = await user.respond(messages)
+        except PolicyFailure as failure:
+            termination, error = failure.termination, failure.detail
+            break
         usage["user"] += 1
         messages.append(reply.message)
         turns += 1
         if reply.stop:
             termination = (TerminationReason.user_gave_up if reply.gave_up
                            else TerminationReason.user_stop)
+    return _trajectory(blueprint_id, env, run_id, episode, messages, termination, usage, ledger,
+                       started, error)
+
+
+def _trajectory(blueprint_id: str, env: Environment, run_id: str, episode: EpisodeSpec,
+                messages: list[Message], termination: TerminationReason, usage: dict[str, int],
+                ledger: EpisodeLedger | None, started: float, error: str | None) -> Trajectory:
+    roles = []
+    for role, calls in usage.items():
+        if ledger is not None and role in ledger.roles:
+            roles.append(ledger.roles[role].usage(role))
+        else:
+            roles.append(RoleUsage(role=role, calls=calls))
+    if ledger is not None:  # roles outside the dialogue (e.g. a judge) are billed too
+        roles += [book.usage(role) for role, book in ledger.roles.items() if role not in usage]
+    costs = [r.cost_usd for r in roles]
+    entropy = tuple(ledger.entropy) if ledger and any(e is not None for e in ledger.entropy) else None
     return Trajectory(
         id=Trajectory.make_id(blueprint_id, episode),
         blueprint_id=blueprint_id,
@@ -99,7 +158,10 @@ async def run_episode(blueprint_id: str, env: Environment, agent: AgentPolicy, u
         termination=termination,
         final_state_hash=env.state_hash(),
         final_state_diff=env.diff(),
-        usage=tuple(RoleUsage(role=r, calls=n) for r, n in usage.items()),
-        cost_usd=0.0,
+        usage=tuple(roles),
+        cost_usd=None if any(c is None for c in costs) else round(sum(c or 0.0 for c in costs), 10),
         latency_s=round(time.perf_counter() - started, 6),
+        agent_entropy=entropy,
+        retries=sum(r.retries for r in roles),
+        error=error,
     )

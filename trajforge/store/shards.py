@@ -41,6 +41,7 @@ TABLES: dict[str, pa.Schema] = {
 
 RUNS_DIR = "runs"
 MANIFEST_FILE = "manifest.jsonl"
+SPEND_FILE = "spend.jsonl"
 RUN_INFO_FILE = "run.json"
 TMP_SUFFIX = ".tmp"
 
@@ -291,9 +292,34 @@ class RunStore:
             raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
     def _append_manifest(self, line: str) -> None:
+        self._append_line(self.manifest_path, line)
+
+    @property
+    def spend_path(self) -> Path:
+        return self.run_dir / SPEND_FILE
+
+    def record_spend(self, start: int, stop: int, cost_usd: float, discarded_usd: float,
+                     unpriced_calls: int) -> None:
+        """Append what model calls cost for the shard ``[start, stop)``: the cost of the
+        committed trajectories and of work dropped because the budget ran out mid-shard."""
+        self._append_line(self.spend_path, json.dumps(
+            {"start": start, "stop": stop, "cost_usd": cost_usd, "discarded_usd": discarded_usd,
+             "unpriced_calls": unpriced_calls}, sort_keys=True))
+
+    def spent_usd(self) -> float:
+        """What this run has spent on model calls so far, over every invocation."""
+        total = 0.0
+        for number, line in enumerate(_read_manifest_lines(self.spend_path), start=1):
+            try:
+                entry = json.loads(line)
+                total += float(entry["cost_usd"]) + float(entry["discarded_usd"])
+            except (ValueError, KeyError, TypeError) as exc:
+                raise StoreError(f"{self.spend_path}:{number}: corrupt spend line ({exc})") from exc
+        return total
+
+    def _append_line(self, manifest: Path, line: str) -> None:
         """Append one committed line. A torn tail from an earlier kill is cut off first, so
         the new line starts on a line of its own."""
-        manifest = self.manifest_path
         try:
             manifest.parent.mkdir(parents=True, exist_ok=True)
             created = not manifest.exists()

@@ -24,6 +24,7 @@ class RetailDomain(Domain):
     intents = INTENTS
     slots = SLOTS
     bare_reports = BARE_REPORTS
+    entity_pattern = r"#W\d{7}|\b\d{10}\b|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b\d{5}\b"
 
     @classmethod
     def build_state(cls, rng: random.Random, size: int) -> State:
