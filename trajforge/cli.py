@@ -8,6 +8,7 @@ Errors are one line on stderr, and nothing existing is changed before config val
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -42,11 +43,20 @@ def build(
     workers: Annotated[Optional[int], typer.Option("--workers", help="simulation processes")] = None,
     shard_size: Annotated[Optional[int], typer.Option("--shard-size", help="blueprints per shard")] = None,
     overrides: Annotated[Optional[list[str]], typer.Option("--set", help="KEY=VALUE config override")] = None,
+    agent_model: Annotated[Optional[str], typer.Option(
+        "--agent-model", help="litellm model string for the agent (e.g. openai/gpt-4.1-mini)")] = None,
+    user_model: Annotated[Optional[str], typer.Option(
+        "--user-model", help="litellm model string for the user simulator")] = None,
+    api_base: Annotated[Optional[str], typer.Option(
+        "--api-base", help="OpenAI-compatible server URL for the model roles")] = None,
+    max_cost_usd: Annotated[Optional[float], typer.Option(
+        "--max-cost-usd", help="no new episode starts once the run has spent this")] = None,
+    concurrency: Annotated[Optional[int], typer.Option("--concurrency", help="episodes in flight")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="print the plan and cost estimate only")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="no progress bar")] = False,
 ) -> None:
     """Generate, validate, simulate, verify and store a dataset (resumes an unfinished run)."""
     from trajforge.config import load_config, parse_override
-    from trajforge.pipeline import run_build
     from trajforge.reporting import build_summary
 
     try:
@@ -54,10 +64,30 @@ def build(
         values.update({k: v for k, v in {
             "store.out": str(out_dir) if out_dir else None, "generation.n_blueprints": n,
             "generation.seed": seed, "domain.name": domain, "store.workers": workers,
-            "store.shard_size": shard_size}.items() if v is not None})
+            "store.shard_size": shard_size, "simulation.agent_model.model": agent_model,
+            "simulation.user_model.model": user_model,
+            "simulation.gateway.max_cost_usd": max_cost_usd,
+            "simulation.concurrency": concurrency}.items() if v is not None})
+        if api_base is not None:
+            for role, given in (("agent_model", agent_model), ("user_model", user_model)):
+                if given is not None:
+                    values[f"simulation.{role}.api_base"] = api_base
         cfg = load_config(config, values)
+        if agent_model is not None and "llm" not in cfg.simulation.agents:
+            cfg = cfg.model_copy(update={"simulation": cfg.simulation.model_copy(
+                update={"agents": ("llm",)})})
     except TrajforgeError as exc:
         raise _fail(exc) from None
+    if dry_run:
+        from trajforge.plan import estimate_plan, render_plan
+
+        out.print(render_plan(cfg, estimate_plan(cfg)))
+        return
+    if cfg.simulation.uses_models():
+        from trajforge.simulation.llm import quiet_provider_logs
+
+        quiet_provider_logs()
+    from trajforge.pipeline import run_build
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     try:
@@ -69,6 +99,58 @@ def build(
     except TrajforgeError as exc:
         raise _fail(exc) from None
     out.print(build_summary(cfg, result))
+
+
+@app.command("serve-policy")
+def serve_policy(
+    config: Annotated[Optional[Path], typer.Option("--config", help="the run config whose blueprints to serve")] = None,
+    n: Annotated[Optional[int], typer.Option("--n", help="number of blueprints")] = None,
+    host: Annotated[str, typer.Option("--host")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="0 picks a free port")] = 8000,
+    latency_ms: Annotated[float, typer.Option("--latency-ms", help="added to every answer")] = 0.0,
+    rate_429: Annotated[float, typer.Option("--rate-429", help="share of requests answered 429")] = 0.0,
+    rate_500: Annotated[float, typer.Option("--rate-500")] = 0.0,
+    rate_timeout: Annotated[float, typer.Option("--rate-timeout", help="answered 504 after --timeout-delay-s")] = 0.0,
+    rate_hang: Annotated[float, typer.Option("--rate-hang", help="never answered")] = 0.0,
+    rate_malformed: Annotated[float, typer.Option("--rate-malformed", help="agent tool calls with broken JSON")] = 0.0,
+    timeout_delay_s: Annotated[float, typer.Option("--timeout-delay-s")] = 5.0,
+    seed: Annotated[int, typer.Option("--seed", help="seed of the injected faults")] = 0,
+) -> None:
+    """Serve the scripted oracle, faulty agent, user, proposer and judge as an OpenAI-compatible
+    endpoint (models: oracle, faulty, user, proposer, judge)."""
+    import asyncio
+
+    from trajforge.config import load_config
+    from trajforge.serving import build_server
+    from trajforge.simulation.serve import ServerFaults, serve
+
+    try:
+        for name, rate in (("--rate-429", rate_429), ("--rate-500", rate_500),
+                           ("--rate-timeout", rate_timeout), ("--rate-hang", rate_hang),
+                           ("--rate-malformed", rate_malformed)):
+            if not 0 <= rate <= 1:
+                raise ConfigError(name, f"must be between 0 and 1, got {rate}")
+        if rate_429 + rate_500 + rate_timeout + rate_hang > 1:
+            raise ConfigError("--rate-*", "the request failure rates add up to more than 1")
+        cfg = load_config(config, {"generation.n_blueprints": n} if n is not None else None)
+        faults = ServerFaults(rate_429=rate_429, rate_500=rate_500, rate_timeout=rate_timeout,
+                              rate_hang=rate_hang, rate_malformed=rate_malformed,
+                              latency_s=latency_ms / 1000.0, timeout_delay_s=timeout_delay_s)
+        server = build_server(cfg, faults, seed)
+    except TrajforgeError as exc:
+        raise _fail(exc) from None
+
+    def ready(bound: int) -> None:
+        typer.echo(f"serving http://{host}:{bound}/v1 ({len(server.blueprints)} blueprints; "
+                   f"models: oracle, faulty, user, {', '.join(server.extra_roles)})")
+        sys.stdout.flush()
+
+    try:
+        asyncio.run(serve(server, host, port, ready))
+    except KeyboardInterrupt:
+        pass
+    except OSError as exc:
+        raise _fail(ConfigError("--port", f"cannot listen on {host}:{port}: {exc.strerror or exc}")) from None
 
 
 @app.command()

@@ -465,3 +465,13 @@ class Gateway:
             await close_litellm_async_clients()
         except Exception:  # best effort at shutdown
             pass
+
+
+def quiet_provider_logs() -> None:
+    """Keep litellm's own logging out of the user's terminal: every failure it would print is
+    classified and recorded in the trajectory (retries, error) instead."""
+    import logging
+
+    _import_litellm()
+    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx", "openai"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)

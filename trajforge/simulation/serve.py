@@ -6,7 +6,8 @@
   drawn from the episode seed exactly as a scripted build draws it);
 - ``user``: the scripted user, answering the LLM user simulator's view of the dialogue (its own
   turns as ``assistant``) and ending with an ``end_conversation`` tool call;
-- ``proposer`` and ``judge``: see ``generators.propose`` and ``verifiers.judge``.
+- ``proposer`` and ``judge``: see ``generators.propose`` and ``verifiers.judge``;
+- ``echo``: a fixed answer, the cheapest request the server can serve (benchmarks).
 
 Which task an agent or user request belongs to comes from the ``X-Trajforge-Episode`` header
 (``blueprint_id;seed``) every trajforge request carries; the server holds the blueprints of the
@@ -236,6 +237,8 @@ class PolicyServer:
                 message = await self._agent(role, body, header)
             elif role == "user":
                 message = await self._user(body, header)
+            elif role == "echo":  # a fixed answer: the floor of server cost, for benchmarks
+                message = {"role": "assistant", "content": "ok"}
             elif role in self.extra_roles:
                 message = self.extra_roles[role](body)
             else:

@@ -145,7 +145,8 @@ def check_confirmation(ctx: Context) -> CheckResult:
                 problem = f"the confirmation request did not name {target}"
         if problem:
             problems.append({"call": record.call.name, "message": record.index, "why": problem})
-        last_write_at = record.index
+        if record.ok:  # a refused attempt changed nothing, so the yes still covers its retry
+            last_write_at = record.index
     if problems:
         return CheckResult(False, f"{len(problems)} write(s) without explicit confirmation",
                            {"writes": problems})

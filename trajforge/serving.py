@@ -1,0 +1,35 @@
+"""Builds the scripted-policy endpoint of ``trajforge serve-policy`` for a run config: the
+config's blueprints (regenerated exactly as a build generates them), the domain, and the roles
+that live outside ``simulation/`` (the proposer and the judge)."""
+
+from __future__ import annotations
+
+from trajforge.environments.registry import load_domain
+from trajforge.generators import generate_blueprints
+from trajforge.schemas.blueprint import TaskBlueprint
+from trajforge.schemas.config import RunConfig
+from trajforge.simulation.serve import PolicyServer, ServerFaults
+
+
+def build_server(config: RunConfig, faults: ServerFaults, seed: int = 0) -> PolicyServer:
+    domain = load_domain(config.domain.name, config.domain.size, config.domain.seed)
+    blueprints = {item.id: item for item in generate_blueprints(
+        domain, config.generation, config.run_id(), 0, config.generation.n_blueprints)
+        if isinstance(item, TaskBlueprint)}
+    return PolicyServer(domain, blueprints, faults, seed, config.simulation.fault_kinds,
+                        extra_roles=_extra_roles(config, domain))
+
+
+def _extra_roles(config: RunConfig, domain):  # type: ignore[no-untyped-def]
+    roles = {}
+    try:
+        from trajforge.generators.propose import scripted_proposer_role
+        roles["proposer"] = scripted_proposer_role(domain, config)
+    except ImportError:
+        pass
+    try:
+        from trajforge.verifiers.judge import scripted_judge_role
+        roles["judge"] = scripted_judge_role()
+    except ImportError:
+        pass
+    return roles
