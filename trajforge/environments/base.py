@@ -15,7 +15,7 @@ import json
 import random
 import typing
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
@@ -49,6 +49,65 @@ def tool(kind: ToolKind) -> Callable[[F], F]:
     return mark
 
 
+class TrackedTable(dict):  # type: ignore[type-arg]
+    """A table of a state copied from the template: a dict that remembers which keys were
+    written or removed since the copy, so hashing and diffing touch only those (an episode
+    writes a handful of records out of thousands)."""
+
+    __slots__ = ("dirty", "origin")
+
+    def __init__(self, origin: dict[Any, Any]) -> None:
+        super().__init__(origin)
+        self.origin = origin  # the table this one was copied from
+        self.dirty: set[Any] = set()
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.dirty.add(key)
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self.dirty.add(key)
+        super().__delitem__(key)
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        self.dirty.add(key)
+        return super().pop(key, *default)
+
+    def popitem(self) -> Any:
+        key, value = super().popitem()
+        self.dirty.add(key)
+        return key, value
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        if key not in self:
+            self.dirty.add(key)
+        return super().setdefault(key, default)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        changes = dict(*args, **kwargs)
+        self.dirty.update(changes)
+        super().update(changes)
+
+    def clear(self) -> None:
+        self.dirty.update(self.keys())
+        super().clear()
+
+    def __ior__(self, other: Any) -> "TrackedTable":
+        self.update(other)
+        return self
+
+    def __reduce__(self) -> Any:  # pickles as a plain dict (the origin is not carried)
+        return (dict, (dict(self),))
+
+
+def _changed_keys(base: dict[str, Any], current: dict[str, Any]) -> Iterable[str]:
+    """Keys whose record may differ between ``base`` and ``current`` (a table of a state
+    derived from it)."""
+    if isinstance(current, TrackedTable) and current.origin is base:
+        return current.dirty
+    return base.keys() | current.keys()
+
+
 class State(BaseModel):
     """A domain's database. Every field is a table: ``dict[str, <frozen record>]``."""
 
@@ -60,7 +119,7 @@ class State(BaseModel):
 
     def fresh_copy(self) -> "State":
         """A new state sharing the (immutable) records: writes replace entries, not records."""
-        return type(self).model_construct(**{t: dict(getattr(self, t)) for t in self.tables()})
+        return type(self).model_construct(**{t: TrackedTable(getattr(self, t)) for t in self.tables()})
 
 
 class Toolkit:
@@ -191,16 +250,14 @@ class StateHasher:
             if current is base:
                 continue
             digests = self._digests[table]
-            for key, record in base.items():
-                now = current.get(key)
-                if now is record:
+            for key in _changed_keys(base, current):
+                before, now = base.get(key), current.get(key)
+                if now is before:
                     continue
-                total -= digests[key]
+                if before is not None:
+                    total -= digests[key]
                 if now is not None:
                     total += _record_digest(table, key, now)
-            if len(current) != len(base) or any(k not in base for k in current):
-                for key in current.keys() - base.keys():
-                    total += _record_digest(table, key, current[key])
         return format(total % _MOD, "064x")
 
 
@@ -223,7 +280,7 @@ def state_diff(base: State, state: State) -> tuple[StateChange, ...]:
         new: dict[str, Any] = getattr(state, table)
         if old is new:
             continue
-        for key in sorted(old.keys() | new.keys()):
+        for key in sorted(_changed_keys(old, new)):
             a, b = old.get(key), new.get(key)
             if a is b:
                 continue

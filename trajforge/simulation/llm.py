@@ -373,6 +373,12 @@ class Gateway:
         if model.input_cost_per_token is not None or model.output_cost_per_token is not None:
             return (prompt * (model.input_cost_per_token or 0.0)
                     + completion * (model.output_cost_per_token or 0.0))
+        # litellm prices every response it returns (in its hidden params); a model it cannot
+        # price gets None there, which stays unknown, never zero
+        hidden = getattr(response, "_hidden_params", None) or {}
+        if "response_cost" in hidden:
+            cost = hidden.get("response_cost")
+            return float(cost) if cost is not None else None
         try:
             return float(self._litellm.completion_cost(completion_response=response))
         except Exception:  # litellm raises for models it cannot price: unknown, not zero

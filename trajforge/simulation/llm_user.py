@@ -164,6 +164,25 @@ class UserGuards:
         return None
 
 
+def user_view(system: str, messages: Sequence[Message]) -> tuple[list[dict[str, Any]], str]:
+    """The conversation from the user's side (its own turns as ``assistant``, the agent's text
+    as ``user``, tool traffic hidden), and everything the agent said so far."""
+    out: list[dict[str, Any]] = [{"role": "system", "content": system},
+                                 {"role": "user", "content": KICKOFF}]
+    agent_said = []
+    for message in messages:
+        if isinstance(message, UserMessage):
+            out.append({"role": "assistant", "content": message.content})
+        elif isinstance(message, AssistantMessage) and message.content:
+            out.append({"role": "user", "content": message.content})
+            agent_said.append(message.content)
+    if out[-1]["role"] == "assistant":  # keep turns alternating for strict chat templates
+        out.append({"role": "user", "content": "[The agent is waiting for your reply.]"})
+    if len(out) > 2 and out[2]["role"] == "user":
+        del out[1]  # the agent spoke first: no kickoff needed
+    return out, "\n".join(agent_said)
+
+
 class LLMUser:
     """One instance per episode."""
 
@@ -181,25 +200,8 @@ class LLMUser:
         self.system = user_instructions(bp, domain)
         self.failed_turns = 0  # turns that needed a regeneration
 
-    def _view(self, messages: Sequence[Message]) -> tuple[list[dict[str, Any]], str]:
-        """The conversation from the user's side, and everything the agent said so far."""
-        out: list[dict[str, Any]] = [{"role": "system", "content": self.system},
-                                     {"role": "user", "content": KICKOFF}]
-        agent_said = []
-        for message in messages:
-            if isinstance(message, UserMessage):
-                out.append({"role": "assistant", "content": message.content})
-            elif isinstance(message, AssistantMessage) and message.content:
-                out.append({"role": "user", "content": message.content})
-                agent_said.append(message.content)
-        if out[-1]["role"] == "assistant":  # keep turns alternating for strict chat templates
-            out.append({"role": "user", "content": "[The agent is waiting for your reply.]"})
-        if len(out) > 2 and out[2]["role"] == "user":
-            del out[1]  # the agent spoke first: no kickoff needed
-        return out, "\n".join(agent_said)
-
     async def respond(self, messages: Sequence[Message]) -> UserReply:
-        view, agent_said = self._view(messages)
+        view, agent_said = user_view(self.system, messages)
         problems: list[str] = []
         for attempt in range(self.config.retries + 1):
             request = view

@@ -69,6 +69,7 @@ class _Episode:
     policy: Any
     answers: dict[int, dict[str, Any]] = field(default_factory=dict)
     corrupted: dict[str, Any] | None = None  # the clean answer behind a malformed one
+    messages: list[Message] = field(default_factory=list)  # converted so far
 
 
 @dataclass
@@ -172,8 +173,10 @@ class PolicyServer:
             message["tool_calls"] = [{**c, "id": c["id"] + "r"} for c in message["tool_calls"]]
             episode.corrupted = None
         else:
-            messages: list[Message] = [message_from_openai(m) for m in raw]
-            reply = await episode.policy.respond(messages)
+            # the conversation only grows: convert the new messages, not the whole history
+            episode.messages.extend(message_from_openai(m) for m in raw[len(episode.messages):])
+            del episode.messages[length:]
+            reply = await episode.policy.respond(episode.messages)
             message = _assistant_dict(reply.message)
             if message.get("tool_calls") and self.rng.random() < self.faults.rate_malformed:
                 episode.corrupted = message

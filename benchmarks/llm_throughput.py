@@ -1,0 +1,277 @@
+"""Model-call throughput of an LLM-mode build versus bare ``litellm.acompletion`` calls.
+
+Both talk, through litellm over real HTTP, to ``trajforge serve-policy`` on loopback with a
+fixed latency per answer (100 ms by default), at the same concurrency, in the same run:
+
+- **bare**: one process replays, with nothing but ``litellm.acompletion`` and a semaphore, the
+  exact requests an LLM-mode build sends (the agent's and the user simulator's view of scripted
+  episodes of the same blueprints, with the episode header, so the server does the same work);
+  the requests are prepared before the clock starts.
+- **build**: ``trajforge build`` with the oracle agent and the scripted user served by the
+  endpoint (both roles through litellm), with 1 and with 2 simulation processes.
+
+Each phase gets a freshly started server (its answers are cached per episode). Reported: model
+calls per second, the build's rate as a share of the bare rate, client CPU per call (all client
+processes) and server CPU per call.
+
+    .venv/bin/python benchmarks/llm_throughput.py --episodes 1000 --concurrency 128
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import RESULTS, command_line, machine_info, machine_markdown, utc_now, write_results  # noqa: E402
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+TRAJFORGE = [sys.executable, "-m", "trajforge.cli"]
+
+
+def write_config(folder: Path, episodes: int, concurrency: int, api_base: str) -> Path:
+    import yaml
+
+    config = {
+        "generation": {"n_blueprints": episodes},
+        "simulation": {
+            "agents": ["llm"], "concurrency": concurrency,
+            "agent_model": {"model": "openai/oracle", "api_base": api_base},
+            "user_model": {"model": "openai/user", "api_base": api_base},
+            "gateway": {"call_timeout_s": 60, "episode_timeout_s": 1800},
+        },
+    }
+    path = folder / "run.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+class Server:
+    def __init__(self, config: Path, latency_ms: float) -> None:
+        self.proc = subprocess.Popen(
+            [*TRAJFORGE, "serve-policy", "--config", str(config), "--port", "0",
+             "--latency-ms", str(latency_ms)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        match = re.search(r"http://[\d.]+:(\d+)/v1", line)
+        if not match:
+            self.proc.kill()
+            raise RuntimeError(f"server did not start: {line}{self.proc.stdout.read()}")
+        self.url = f"http://127.0.0.1:{match.group(1)}/v1"
+
+    def cpu_s(self) -> float:
+        import psutil
+
+        times = psutil.Process(self.proc.pid).cpu_times()
+        return times.user + times.system
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+# --- bare phase (runs in its own process) -------------------------------------------------------
+
+def episode_requests(config_path: Path) -> list[list[tuple[str, list[dict[str, Any]], Any]]]:
+    """Per episode, the (model, messages, tools) of every call an LLM-mode build makes, taken
+    from scripted episodes of the same blueprints (same policies as the endpoint serves)."""
+    from trajforge.config import load_config
+    from trajforge.environments.registry import load_domain
+    from trajforge.generators import generate_blueprints
+    from trajforge.pipeline import episode_seed
+    from trajforge.schemas.blueprint import TaskBlueprint
+    from trajforge.schemas.messages import AssistantMessage, UserMessage, message_to_openai
+    from trajforge.schemas.trajectory import EpisodeSpec
+    from trajforge.simulation import EpisodeLimits, ScriptedAgent, ScriptedUser, run_episode
+    from trajforge.simulation.llm_agent import episode_tag
+    from trajforge.simulation.llm_user import STOP_TOOL, user_instructions, user_view
+
+    config = load_config(config_path)
+    domain = load_domain(config.domain.name, config.domain.size, config.domain.seed)
+    tools = [s.model_dump(mode="json") for s in domain.tool_specs()]
+    episodes = []
+    for bp in generate_blueprints(domain, config.generation, "bench", 0, config.generation.n_blueprints):
+        if not isinstance(bp, TaskBlueprint):
+            continue
+        seed = episode_seed(bp.id, 0, "bare")
+        traj = asyncio.run(run_episode(
+            bp.id, domain.environment(), ScriptedAgent(bp, domain, random.Random(seed)),
+            ScriptedUser(bp, domain, random.Random(seed + 1)), EpisodeLimits(), run_id="bench",
+            episode=EpisodeSpec(agent="a", user="u", seed=seed, max_turns=40)))
+        payload = [message_to_openai(m) for m in traj.messages]
+        system = user_instructions(bp, domain)
+        headers = episode_tag(bp.id, seed)
+        calls: list[tuple[str, list[dict[str, Any]], Any, dict[str, str]]] = []
+        for i, message in enumerate(traj.messages):
+            if isinstance(message, AssistantMessage):
+                calls.append(("openai/oracle", payload[:i], tools, headers))
+            elif isinstance(message, UserMessage):
+                calls.append(("openai/user", user_view(system, traj.messages[:i])[0], [STOP_TOOL], headers))
+        episodes.append(calls)
+    return episodes
+
+
+def bare_phase(config_path: Path, url: str, concurrency: int) -> dict[str, Any]:
+    episodes = episode_requests(config_path)
+    import litellm
+
+    litellm.suppress_debug_info = True
+
+    async def main() -> tuple[int, float]:
+        gate = asyncio.Semaphore(concurrency)
+        calls = 0
+
+        async def replay(requests: list[Any]) -> None:
+            nonlocal calls
+            async with gate:  # one episode per slot, its calls in order, like the build
+                for model, messages, tools, headers in requests:
+                    await asyncio.wait_for(litellm.acompletion(
+                        model=model, api_base=url, api_key="no-key", messages=messages,
+                        tools=tools, extra_headers=headers, num_retries=0, max_retries=0,
+                        timeout=60), 60)
+                    calls += 1
+
+        began = time.perf_counter()
+        await asyncio.gather(*(replay(r) for r in episodes))
+        return calls, time.perf_counter() - began
+
+    cpu0 = time.process_time()
+    calls, wall = asyncio.run(main())
+    cpu = time.process_time() - cpu0
+    return {"calls": calls, "episodes": len(episodes), "wall_s": wall, "client_cpu_s": cpu}
+
+
+# --- orchestration --------------------------------------------------------------------------------
+
+def run_bare(config: Path, latency_ms: float, concurrency: int) -> dict[str, Any]:
+    server = Server(config, latency_ms)
+    try:
+        cpu0 = server.cpu_s()
+        out = subprocess.run([sys.executable, __file__, "--phase", "bare", "--config", str(config),
+                              "--url", server.url, "--concurrency", str(concurrency)],
+                             capture_output=True, text=True, check=True)
+        result = json.loads(out.stdout.strip().splitlines()[-1])
+        result["server_cpu_s"] = server.cpu_s() - cpu0
+    finally:
+        server.stop()
+    return result
+
+
+def run_build(config: Path, latency_ms: float, workers: int, scratch: Path) -> dict[str, Any]:
+    import yaml
+
+    server = Server(config, latency_ms)
+    tree = yaml.safe_load(config.read_text())
+    for role in ("agent_model", "user_model"):
+        tree["simulation"][role]["api_base"] = server.url
+    run_config = scratch / f"build-{workers}.yaml"
+    run_config.write_text(yaml.safe_dump(tree))
+    out = scratch / f"out-{workers}"
+    try:
+        cpu0 = server.cpu_s()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        began = time.perf_counter()
+        subprocess.run([*TRAJFORGE, "build", "--config", str(run_config), "--out", str(out),
+                        "--workers", str(workers), "--shard-size",
+                        str(max(1, tree["generation"]["n_blueprints"] // (4 * workers))), "--quiet"],
+                       check=True, capture_output=True, text=True)
+        wall = time.perf_counter() - began
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        server_cpu = server.cpu_s() - cpu0
+    finally:
+        server.stop()
+    from trajforge.store import query
+
+    calls, episodes, passed, retries = query(out, """
+        SELECT (SELECT sum(u.calls) FROM trajectories, unnest(usage) AS x(u)),
+               (SELECT count(*) FROM trajectories), (SELECT avg(passed::INT) FROM outcomes),
+               (SELECT sum(retries) FROM trajectories)""")[1][0]
+    client_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"workers": workers, "calls": int(calls), "episodes": int(episodes),
+            "pass_rate": float(passed), "retries": int(retries), "wall_s": wall,
+            "client_cpu_s": client_cpu, "server_cpu_s": server_cpu}
+
+
+def derive(result: dict[str, Any]) -> dict[str, Any]:
+    calls = result["calls"]
+    return {**result, "calls_per_s": calls / result["wall_s"],
+            "client_cpu_ms_per_call": 1000 * result["client_cpu_s"] / calls,
+            "server_cpu_ms_per_call": 1000 * result["server_cpu_s"] / calls}
+
+
+def render(payload: dict[str, Any]) -> str:
+    bare = payload["bare"]
+    lines = [f"# LLM-mode build vs bare litellm ({payload['date']})", "",
+             f"Command: `{payload['command']}`", "",
+             f"{payload['episodes']} episodes (blueprints, one LLM-agent episode each; agent and user "
+             f"both served by `trajforge serve-policy` through litellm over HTTP), server latency "
+             f"{payload['latency_ms']:g} ms, concurrency {payload['concurrency']}. Each phase had a "
+             "freshly started server.", "",
+             "| phase | processes | model calls | wall s | calls/s | share of bare rate | client CPU ms/call | server CPU ms/call |",
+             "|---|---|---|---|---|---|---|---|",
+             f"| bare `litellm.acompletion` | 1 | {bare['calls']} | {bare['wall_s']:.1f} | "
+             f"{bare['calls_per_s']:.1f} | 100% | {bare['client_cpu_ms_per_call']:.2f} | "
+             f"{bare['server_cpu_ms_per_call']:.2f} |"]
+    for build in payload["builds"]:
+        lines.append(
+            f"| `trajforge build` | {build['workers']} | {build['calls']} | {build['wall_s']:.1f} | "
+            f"{build['calls_per_s']:.1f} | {build['calls_per_s'] / bare['calls_per_s']:.0%} | "
+            f"{build['client_cpu_ms_per_call']:.2f} | {build['server_cpu_ms_per_call']:.2f} |")
+    lines += ["", "Build pass rates: " + ", ".join(
+        f"{b['workers']} process(es): {b['pass_rate']:.1%} of {b['episodes']} episodes, "
+        f"{b['retries']} retries" for b in payload["builds"]), "",
+        "Client CPU for the build includes process start-up (imports of litellm, about 4 s per "
+        "process), blueprint generation, tool execution, verification and Parquet writing.", ""]
+    lines += payload.get("notes", [])
+    lines += ["", *machine_markdown(payload["machine"])]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=1000)
+    parser.add_argument("--concurrency", type=int, default=128)
+    parser.add_argument("--latency-ms", type=float, default=100.0)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--phase", choices=["all", "bare"], default="all")
+    parser.add_argument("--config", type=Path)
+    parser.add_argument("--url")
+    parser.add_argument("--stem", default="llm_throughput")
+    args = parser.parse_args()
+    if args.phase == "bare":
+        print(json.dumps(bare_phase(args.config, args.url, args.concurrency)))
+        return
+    with tempfile.TemporaryDirectory(prefix="tf-llm-bench-") as tmp:
+        scratch = Path(tmp)
+        config = write_config(scratch, args.episodes, args.concurrency, "http://127.0.0.1:1/v1")
+        bare = derive(run_bare(config, args.latency_ms, args.concurrency))
+        print("bare", json.dumps(bare), flush=True)
+        builds = []
+        for workers in args.workers:
+            build = derive(run_build(config, args.latency_ms, workers, scratch))
+            print("build", json.dumps(build), flush=True)
+            builds.append(build)
+    payload = {"date": utc_now(), "command": command_line(), "episodes": args.episodes,
+               "concurrency": args.concurrency, "latency_ms": args.latency_ms, "bare": bare,
+               "builds": builds, "load_before": os.getloadavg(), "machine": machine_info()}
+    md, js = write_results(args.stem, payload, render(payload), RESULTS)
+    print(f"wrote {md} and {js}")
+
+
+if __name__ == "__main__":
+    main()
