@@ -234,7 +234,7 @@ class PolicyServer:
             return 504, {"error": {"message": "upstream timeout"}}, {}
         model = str(body.get("model") or "")
         role = model.split("/")[-1]
-        header = headers.get(EPISODE_HEADER) or headers.get(EPISODE_HEADER.lower())
+        header = {k.lower(): v for k, v in headers.items()}.get(EPISODE_HEADER.lower())
         try:
             if role in AGENT_ROLES:
                 message = await self._agent(role, body, header)
