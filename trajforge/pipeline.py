@@ -88,9 +88,19 @@ class SimulationContext:
                                    concurrency=self.concurrency)
 
     def close(self) -> None:
-        if self.gateway is not None:
-            self.loop.run_until_complete(self.gateway.aclose())
-        self.loop.close()
+        """Shut the loop down as ``asyncio.run`` would: close the clients, cancel what is left."""
+        loop = self.loop
+        try:
+            if self.gateway is not None:
+                loop.run_until_complete(self.gateway.aclose())
+            pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+            for task in pending:
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()
 
 
 @dataclass

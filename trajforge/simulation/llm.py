@@ -471,6 +471,12 @@ class Gateway:
             await close_litellm_async_clients()
         except Exception:  # best effort at shutdown
             pass
+        try:  # litellm's background logging worker lives on this loop too
+            from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+
+            await GLOBAL_LOGGING_WORKER.stop(discard_pending=True, timeout=2.0)
+        except Exception:  # absent in some releases; best effort at shutdown
+            pass
 
 
 def quiet_provider_logs() -> None:
