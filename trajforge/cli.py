@@ -83,7 +83,7 @@ def build(
 
         out.print(render_plan(cfg, estimate_plan(cfg)))
         return
-    if cfg.simulation.uses_models():
+    if cfg.uses_models():
         from trajforge.simulation.llm import quiet_provider_logs
 
         quiet_provider_logs()

@@ -29,15 +29,17 @@ import pyarrow as pa
 from trajforge.environments.base import Domain
 from trajforge.environments.registry import load_domain
 from trajforge.generators import generate_blueprints
+from trajforge.generators.propose import propose_blueprints
 from trajforge.schemas.arrow import (
     blueprint_to_row,
+    proposal_to_row,
     rejection_to_row,
     trajectory_to_row,
     verdict_to_row,
 )
-from trajforge.schemas.blueprint import BlueprintRejection, TaskBlueprint
+from trajforge.schemas.blueprint import BlueprintRejection, ProposalRecord, TaskBlueprint
 from trajforge.schemas.config import RunConfig
-from trajforge.schemas.trajectory import EpisodeSpec, Trajectory
+from trajforge.schemas.trajectory import EpisodeSpec, Trajectory, Verdict
 from trajforge.simulation import EpisodeLimits, ScriptedAgent, ScriptedUser, choose_fault, run_episode
 from trajforge.simulation.llm import Budget, EpisodeLedger, Gateway
 from trajforge.simulation.llm_agent import LLMAgent, episode_tag
@@ -45,6 +47,7 @@ from trajforge.simulation.llm_user import LLMUser
 from trajforge.simulation.runner import AgentPolicy, UserPolicy
 from trajforge.store import TABLES, RunStore, refresh_catalog
 from trajforge.verifiers import verify
+from trajforge.verifiers.judge import judge_trajectory
 
 
 @dataclass
@@ -59,6 +62,7 @@ class ShardSummary:
     cost_usd: float = 0.0  # of the committed episodes, priced ones only
     unpriced_episodes: int = 0
     discarded_usd: float = 0.0  # episodes past a budget stop, not committed
+    proposer_usd: float = 0.0  # LLM proposer and reviewers
     retries: int = 0
     terminations: Counter[str] = field(default_factory=Counter)
     budget_stopped: bool = False
@@ -83,7 +87,7 @@ class SimulationContext:
         self.concurrency = max(1, -(-sim.concurrency // share))
         self.budget = budget or Budget(sim.gateway.max_cost_usd)
         self.gateway: Gateway | None = None
-        if sim.uses_models():
+        if config.uses_models():
             self.gateway = Gateway(sim.gateway, self.budget, random.Random(config.domain.seed),
                                    concurrency=self.concurrency)
 
@@ -186,7 +190,18 @@ def _process_shard(config: RunConfig, start: int, stop: int, ctx: SimulationCont
     domain = ctx.domain
     run_id = config.run_id()
     summary = ShardSummary(start, stop)
-    items = list(generate_blueprints(domain, config.generation, run_id, start, stop))
+    proposals: list[ProposalRecord] = []
+    if config.generation.proposer is not None:
+        assert ctx.gateway is not None
+        items, proposals, cost = ctx.loop.run_until_complete(propose_blueprints(
+            ctx.gateway, config.generation, domain, run_id, start, stop,
+            config.simulation.gateway.episode_timeout_s, ctx.concurrency))
+        if cost is None:
+            summary.unpriced_episodes += 1
+        else:
+            summary.proposer_usd += cost
+    else:
+        items = list(generate_blueprints(domain, config.generation, run_id, start, stop))
     blueprints = {item.id: item for item in items if isinstance(item, TaskBlueprint)}
     jobs = [(bp, slot, kind) for bp in blueprints.values()
             for slot, kind in enumerate(config.simulation.agents)]
@@ -197,7 +212,9 @@ def _process_shard(config: RunConfig, start: int, stop: int, ctx: SimulationCont
         summary.stop = stop = min(unstarted)
         summary.budget_stopped = True
     rows: dict[str, list[dict[str, Any]]] = {"blueprints": [], "rejections": [], "trajectories": [],
-                                             "verdicts": []}
+                                             "verdicts": [], "proposals": []}
+    rows["proposals"] = [proposal_to_row(p) for p in proposals if p.index < stop]
+    summary.cost_usd += summary.proposer_usd
     for item in items:
         index = item.provenance.index if isinstance(item, TaskBlueprint) else item.index
         if index >= stop:
@@ -208,6 +225,7 @@ def _process_shard(config: RunConfig, start: int, stop: int, ctx: SimulationCont
         else:
             rows["blueprints"].append(blueprint_to_row(item, run_id))
             summary.blueprints += 1
+    judged: list[tuple[Trajectory, list[Verdict]]] = []
     for job, outcome in zip(jobs, outcomes):
         trajectory = outcome.trajectory
         if job[0].provenance.index >= stop:
@@ -228,8 +246,36 @@ def _process_shard(config: RunConfig, start: int, stop: int, ctx: SimulationCont
         verdicts = verify(trajectory, blueprints[trajectory.blueprint_id], domain,
                           config.verification.checks)
         rows["verdicts"].extend(verdict_to_row(v) for v in verdicts)
+        judged.append((trajectory, verdicts))
+    if config.verification.judge is not None and judged:
+        assert ctx.gateway is not None
+        verdicts_by_judge, cost = ctx.loop.run_until_complete(_judge_all(judged, blueprints, ctx, config))
+        rows["verdicts"].extend(verdict_to_row(v) for v in verdicts_by_judge)
+        if cost is None:
+            summary.unpriced_episodes += 1
+        else:
+            summary.cost_usd += cost
     summary.seconds = time.perf_counter() - began
     return rows, summary
+
+
+async def _judge_all(judged: list[tuple[Trajectory, list[Verdict]]], blueprints: dict[str, TaskBlueprint],
+                     ctx: SimulationContext, config: RunConfig) -> tuple[list[Verdict], float | None]:
+    assert ctx.gateway is not None and config.verification.judge is not None
+    gate = asyncio.Semaphore(ctx.concurrency)
+    ledgers: list[EpisodeLedger] = []
+
+    async def one(trajectory: Trajectory, base: list[Verdict]) -> list[Verdict]:
+        async with gate:
+            ledger = EpisodeLedger.starting_now(config.simulation.gateway.episode_timeout_s)
+            ledgers.append(ledger)
+            return await judge_trajectory(ctx.gateway, config.verification.judge, trajectory,  # type: ignore[arg-type]
+                                          blueprints[trajectory.blueprint_id], ctx.domain, base, ledger)
+
+    results = await asyncio.gather(*(one(t, v) for t, v in judged))
+    costs = [ledger.cost_usd() for ledger in ledgers]
+    cost = None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
+    return [v for r in results for v in r], cost
 
 
 _WORKER: dict[str, SimulationContext] = {}
@@ -289,7 +335,7 @@ def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResul
     cap = config.simulation.gateway.max_cost_usd
 
     def commit(rows: dict[str, Any], summary: ShardSummary) -> None:
-        if config.simulation.uses_models():
+        if config.uses_models():
             # spend first: a kill between the two lines over-counts, never under-counts
             store.record_spend(summary.start, summary.stop, summary.cost_usd,
                                summary.discarded_usd, summary.unpriced_episodes)
@@ -332,5 +378,5 @@ def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResul
     refresh_catalog(out)
     return BuildResult(run_id=run_id, out=out, shards_done=len(summaries), shards_skipped=total_ranges,
                        seconds=time.perf_counter() - began, summaries=summaries,
-                       spent_usd=store.spent_usd() if config.simulation.uses_models() else 0.0,
+                       spent_usd=store.spent_usd() if config.uses_models() else 0.0,
                        budget_stopped=any(s.budget_stopped for s in summaries))

@@ -4,6 +4,9 @@ that live outside ``simulation/`` (the proposer and the judge)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from trajforge.environments.base import Domain
 from trajforge.environments.registry import load_domain
 from trajforge.generators import generate_blueprints
 from trajforge.schemas.blueprint import TaskBlueprint
@@ -20,16 +23,9 @@ def build_server(config: RunConfig, faults: ServerFaults, seed: int = 0) -> Poli
                         extra_roles=_extra_roles(config, domain))
 
 
-def _extra_roles(config: RunConfig, domain):  # type: ignore[no-untyped-def]
-    roles = {}
-    try:
-        from trajforge.generators.propose import scripted_proposer_role
-        roles["proposer"] = scripted_proposer_role(domain, config)
-    except ImportError:
-        pass
-    try:
-        from trajforge.verifiers.judge import scripted_judge_role
-        roles["judge"] = scripted_judge_role()
-    except ImportError:
-        pass
-    return roles
+def _extra_roles(config: RunConfig, domain: Domain) -> dict[str, Any]:
+    from trajforge.generators.propose import scripted_proposer_role, scripted_reviewer_role
+    from trajforge.verifiers.judge import scripted_judge_role
+
+    return {"proposer": scripted_proposer_role(domain, config.generation),
+            "reviewer": scripted_reviewer_role(), "judge": scripted_judge_role()}

@@ -329,6 +329,18 @@ class Domain(ABC):
         """An object with ``sample(rng, n_intents, **axes) -> DraftTask`` (environments.tasks)."""
         raise NotImplementedError(f"domain {self.name} has no task sampler")
 
+    def sample_entities(self, rng: random.Random, k: int = 2) -> dict[str, list[dict[str, Any]]]:
+        """Real records of the template state for an LLM proposer to build a task around.
+        Default: ``k`` random records per table; domains override it to return a coherent
+        group (e.g. a customer and their orders)."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for table in self.template.tables():
+            records: dict[str, Any] = getattr(self.template, table)
+            keys = sorted(records)
+            out[table] = [records[key].model_dump(mode="json")
+                          for key in rng.sample(keys, min(k, len(keys)))]
+        return out
+
     def fresh_state(self) -> State:
         return self.template.fresh_copy()
 

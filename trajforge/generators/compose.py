@@ -87,7 +87,7 @@ def _topology(calls: list[GroundTruthCall]) -> str:
 
 
 def compose_blueprint(domain: Domain, draft: DraftTask, rng: random.Random, *, seed: int,
-                      index: int) -> TaskBlueprint:
+                      index: int, generator: str = GENERATOR, version: str = VERSION) -> TaskBlueprint:
     persona = sample_persona(rng)
     known: dict[str, str] = {}
     hidden: dict[str, str] = {}
@@ -156,7 +156,7 @@ def compose_blueprint(domain: Domain, draft: DraftTask, rng: random.Random, *, s
         id=TaskBlueprint.make_id(environment, user, ground_truth, policy_rules),
         environment=environment, user=user, ground_truth=ground_truth, policy_rules=policy_rules,
         structure=structure,
-        provenance=Provenance(generator=GENERATOR, version=VERSION, seed=seed, index=index))
+        provenance=Provenance(generator=generator, version=version, seed=seed, index=index))
 
 
 def _run(env, call: GroundTruthCall) -> object:  # type: ignore[no-untyped-def]

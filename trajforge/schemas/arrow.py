@@ -13,6 +13,7 @@ from typing import Any
 import pyarrow as pa
 
 from trajforge.schemas.blueprint import (
+    ProposalRecord,
     BlueprintRejection,
     DisclosureStep,
     EnvironmentRef,
@@ -139,6 +140,21 @@ REJECTION_SCHEMA = pa.schema(
         ("reason", pa.string()),
         ("detail", pa.string()),
         ("blueprint_id", pa.string()),
+    ]
+)
+
+PROPOSAL_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("run_id", pa.string()),
+        ("index", pa.int64()),
+        ("round", pa.int32()),
+        ("model", pa.string()),
+        ("accepted", pa.bool_()),
+        ("reason", pa.string()),
+        ("detail", pa.string()),
+        ("blueprint_id", pa.string()),
+        ("votes", pa.string()),
     ]
 )
 
@@ -306,3 +322,7 @@ def rejection_to_row(r: BlueprintRejection) -> dict[str, Any]:
 
 def rejection_from_row(row: dict[str, Any]) -> BlueprintRejection:
     return BlueprintRejection(**row)
+
+
+def proposal_to_row(p: ProposalRecord) -> dict[str, Any]:
+    return p.model_dump()

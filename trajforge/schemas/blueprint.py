@@ -170,3 +170,19 @@ class BlueprintRejection(Record):
     reason: str
     detail: str
     blueprint_id: str | None = None
+
+
+class ProposalRecord(Record):
+    """One round of the LLM blueprint proposer for one blueprint index: what the model proposed
+    and whether validation (and the review committee) accepted it."""
+
+    id: str
+    run_id: str
+    index: int
+    round: int
+    model: str
+    accepted: bool
+    reason: str = Field(description="'accepted' or the rejection code")
+    detail: str = ""
+    blueprint_id: str | None = None
+    votes: str = Field(default="[]", description="JSON list of the reviewers' votes")

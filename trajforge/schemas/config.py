@@ -20,24 +20,6 @@ class DomainConfig(Record):
     seed: int = 0
 
 
-class GenerationConfig(Record):
-    n_blueprints: int = Field(default=300, ge=1)
-    seed: int = 0
-    min_intents: int = Field(default=1, ge=1, le=4)
-    max_intents: int = Field(default=4, ge=1, le=4)
-    p_indirect_reference: float = Field(default=0.5, ge=0, le=1,
-                                        description="share of targets named by description, not id")
-    p_revision: float = Field(default=0.25, ge=0, le=1)
-    p_redirect: float = Field(default=0.15, ge=0, le=1)
-    p_read_only_intent: float = Field(default=0.15, ge=0, le=1)
-
-    @model_validator(mode="after")
-    def _intent_range(self) -> "GenerationConfig":
-        if self.min_intents > self.max_intents:
-            raise ValueError("min_intents must not exceed max_intents")
-        return self
-
-
 class ModelConfig(Record):
     """A model any litellm provider can serve. The API key is read at call time from the
     environment variable ``api_key_env`` names (or litellm's provider default); it is never
@@ -54,6 +36,37 @@ class ModelConfig(Record):
     input_cost_per_token: float | None = Field(default=None, ge=0,
                                                description="price, for models litellm cannot price")
     output_cost_per_token: float | None = Field(default=None, ge=0)
+
+
+class ProposerConfig(Record):
+    """The LLM blueprint proposer: a model drafts each task from sampled real entities, every
+    draft is validated by executing its ground truth, a rejected one goes back with the exact
+    error for up to ``rounds`` rounds, and an optional committee of ``committee`` reviewers
+    votes on realism and solvability (a majority accepts)."""
+
+    model: ModelConfig
+    rounds: int = Field(default=3, ge=1, le=10)
+    committee: int = Field(default=0, ge=0, le=9)
+    reviewer_model: ModelConfig | None = Field(default=None, description="default: the proposer's model")
+
+
+class GenerationConfig(Record):
+    n_blueprints: int = Field(default=300, ge=1)
+    seed: int = 0
+    min_intents: int = Field(default=1, ge=1, le=4)
+    max_intents: int = Field(default=4, ge=1, le=4)
+    p_indirect_reference: float = Field(default=0.5, ge=0, le=1,
+                                        description="share of targets named by description, not id")
+    p_revision: float = Field(default=0.25, ge=0, le=1)
+    p_redirect: float = Field(default=0.15, ge=0, le=1)
+    p_read_only_intent: float = Field(default=0.15, ge=0, le=1)
+    proposer: ProposerConfig | None = Field(default=None, description="None: the programmatic generator")
+
+    @model_validator(mode="after")
+    def _intent_range(self) -> "GenerationConfig":
+        if self.min_intents > self.max_intents:
+            raise ValueError("min_intents must not exceed max_intents")
+        return self
 
 
 class UserSimulatorConfig(Record):
@@ -97,6 +110,7 @@ class SimulationConfig(Record):
 
 class VerificationConfig(Record):
     checks: tuple[str, ...] | None = Field(default=None, description="None runs every check")
+    judge: ModelConfig | None = Field(default=None, description="an optional checklist judge model")
 
 
 class StoreConfig(Record):
@@ -121,17 +135,23 @@ class RunConfig(Record):
     verification: VerificationConfig = VerificationConfig()
     store: StoreConfig = StoreConfig()
 
+    def uses_models(self) -> bool:
+        return (self.simulation.uses_models() or self.generation.proposer is not None
+                or self.verification.judge is not None)
+
     def run_id(self) -> str:
         """Content id of the work a run does. Blueprint count and storage layout are left out,
         so re-running resumes, and raising ``n_blueprints`` extends the same run."""
-        generation = self.generation.model_dump(mode="json")
-        generation.pop("n_blueprints")
+        generation = self.generation.model_dump(
+            mode="json", exclude={"n_blueprints": True, "proposer": {
+                "model": _MODEL_OPERATIONAL, "reviewer_model": _MODEL_OPERATIONAL}})
         return content_id(
             {
                 "domain": self.domain.model_dump(mode="json"),
                 "generation": generation,
                 "simulation": self.simulation.model_dump(mode="json", exclude=_OPERATIONAL),
-                "verification": self.verification.model_dump(mode="json"),
+                "verification": self.verification.model_dump(
+                    mode="json", exclude={"judge": _MODEL_OPERATIONAL}),
             },
             prefix="run_",
             length=16,

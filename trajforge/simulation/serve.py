@@ -119,7 +119,7 @@ class PolicyServer:
     def __init__(self, domain: Domain, blueprints: dict[str, TaskBlueprint],
                  faults: ServerFaults = ServerFaults(), seed: int = 0,
                  fault_kinds: tuple[FaultKind, ...] = tuple(FaultKind),
-                 extra_roles: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] | None = None) -> None:
+                 extra_roles: dict[str, Callable[[dict[str, Any], dict[str, str]], dict[str, Any]]] | None = None) -> None:
         self.domain = domain
         self.blueprints = blueprints
         self.faults = faults
@@ -234,7 +234,8 @@ class PolicyServer:
             return 504, {"error": {"message": "upstream timeout"}}, {}
         model = str(body.get("model") or "")
         role = model.split("/")[-1]
-        header = {k.lower(): v for k, v in headers.items()}.get(EPISODE_HEADER.lower())
+        lowered = {k.lower(): v for k, v in headers.items()}
+        header = lowered.get(EPISODE_HEADER.lower())
         try:
             if role in AGENT_ROLES:
                 message = await self._agent(role, body, header)
@@ -243,7 +244,7 @@ class PolicyServer:
             elif role == "echo":  # a fixed answer: the floor of server cost, for benchmarks
                 message = {"role": "assistant", "content": "ok"}
             elif role in self.extra_roles:
-                message = self.extra_roles[role](body)
+                message = self.extra_roles[role](body, lowered)
             else:
                 raise HTTPError(404, f"unknown model {model!r}; this endpoint serves "
                                      f"{', '.join((*AGENT_ROLES, 'user', *self.extra_roles))}")

@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 from trajforge.errors import StoreError
 from trajforge.schemas.arrow import (
     BLUEPRINT_SCHEMA,
+    PROPOSAL_SCHEMA,
     REJECTION_SCHEMA,
     TRAJECTORY_SCHEMA,
     VERDICT_SCHEMA,
@@ -37,7 +38,10 @@ TABLES: dict[str, pa.Schema] = {
     "rejections": REJECTION_SCHEMA,
     "trajectories": TRAJECTORY_SCHEMA,
     "verdicts": VERDICT_SCHEMA,
+    "proposals": PROPOSAL_SCHEMA,  # LLM proposer rounds (empty for programmatic generation)
 }
+# shards committed before a table existed stay valid: these are the ones every shard has
+REQUIRED_TABLES = frozenset({"blueprints", "rejections", "trajectories", "verdicts"})
 
 RUNS_DIR = "runs"
 MANIFEST_FILE = "manifest.jsonl"
@@ -245,7 +249,7 @@ class RunStore:
         return _latest_non_overlapping(valid)
 
     def _intact(self, record: ShardRecord) -> bool:
-        if set(record.files) != set(TABLES):
+        if not REQUIRED_TABLES <= set(record.files) <= set(TABLES):
             return False
         for shard_file in record.files.values():
             path = self.out / shard_file.path
@@ -408,7 +412,7 @@ def completed_files(out: Path, table: str, run_id: str | None = None) -> list[st
     ids = [run_id] if run_id is not None else run_ids(out)
     return [record.files[table].path
             for rid in ids
-            for record in RunStore(out, rid).completed()]
+            for record in RunStore(out, rid).completed() if table in record.files]
 
 
 def load_rows(out: Path, table: str, run_id: str | None = None) -> list[dict[str, Any]]:

@@ -30,6 +30,17 @@ class RetailDomain(Domain):
     def build_state(cls, rng: random.Random, size: int) -> State:
         return build_retail_state(rng, size)
 
+    def sample_entities(self, rng: random.Random, k: int = 2) -> dict[str, list[dict[str, Any]]]:
+        """A customer, their orders, and the catalog entries of what they ordered."""
+        state = self.template
+        assert isinstance(state, RetailState)
+        customer = state.customers[rng.choice(sorted(state.customers))]
+        orders = [state.orders[o] for o in customer.order_ids]
+        products = sorted({i.product_id for o in orders for i in o.items})
+        return {"customers": [customer.model_dump(mode="json")],
+                "orders": [o.model_dump(mode="json") for o in orders],
+                "products": [state.products[p].model_dump(mode="json") for p in products]}
+
     def task_sampler(self) -> RetailTaskSampler:
         return RetailTaskSampler(self)
 
