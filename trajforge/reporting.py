@@ -19,6 +19,11 @@ if TYPE_CHECKING:
     from trajforge.schemas.config import RunConfig
 
 
+# who an ending is blamed on: a user simulator or a provider failing is not the agent's fault
+BLAME = {"user_error": "user simulator", "llm_error": "model provider", "tool_crash": "environment",
+         "user_stop": "-", "user_gave_up": "agent", "transfer": "-"}
+
+
 def _one(out: Path, sql: str) -> object:
     return query(out, sql)[1][0][0]
 
@@ -49,6 +54,26 @@ def _tables(out: Path, run_id: str | None) -> list[Table]:
             {where.replace('run_id', 't.run_id')} GROUP BY 1, 2 ORDER BY 1, 2""")[1]:
         agents.add_row(agent, fault, str(count), f"{rate:.1%}")
     tables = [yields, checks, agents]
+    endings = Table("termination", "episodes", "blame", title="how episodes ended")
+    for termination, count in query(out, f"""
+            SELECT termination, count(*) FROM trajectories {where} GROUP BY 1 ORDER BY 2 DESC""")[1]:
+        endings.add_row(termination, str(count), BLAME.get(termination, "agent"))
+    tables.append(endings)
+    models = query(out, f"""
+            SELECT u.role, sum(u.calls), sum(u.prompt_tokens), sum(u.completion_tokens),
+                   count(*) FILTER (WHERE u.cost_usd IS NULL), sum(u.cost_usd), sum(u.retries)
+            FROM trajectories, unnest(usage) AS x(u)
+            {where} {"AND" if where else "WHERE"} u.prompt_tokens > 0 GROUP BY 1 ORDER BY 1""")[1]
+    if models:
+        calls = Table("role", "calls", "prompt tokens", "completion tokens", "cost (USD)", "retries",
+                      title="model calls")
+        for role, n, prompt, completion, unpriced, cost, retries in models:
+            if cost is None:
+                price = "unknown (no price)"
+            else:
+                price = f"{cost:.4f}" + (f" + unknown ({unpriced} unpriced)" if unpriced else "")
+            calls.add_row(role, str(n), f"{prompt:,}", f"{completion:,}", price, str(retries))
+        tables.append(calls)
     rejections = query(out, f"SELECT reason, count(*) FROM rejections {where} GROUP BY 1 ORDER BY 2 DESC")[1]
     if rejections:
         rej = Table("reason", "blueprints", title="rejected")
