@@ -142,4 +142,13 @@ def render_plan(config: RunConfig, plan: Plan) -> Group:
     cap = sim.gateway.max_cost_usd
     tail = Text(f"Estimated total: {'unknown' if cost is None else f'${cost:,.4f}'}"
                 + (f"; budget cap ${cap:,.2f}" if cap else "; no budget cap (--max-cost-usd)"))
+    extra = []
+    if config.generation.proposer is not None:
+        p = config.generation.proposer
+        extra.append(f"proposer: 1 to {p.rounds} call(s) per blueprint"
+                     + (f", plus {p.committee} reviewer call(s) per valid proposal" if p.committee else ""))
+    if config.verification.judge is not None:
+        extra.append("judge: 1 call per episode")
+    if extra:
+        tail.append("\nNot in the estimate: " + "; ".join(extra) + ".")
     return Group(head, table, tail)

@@ -19,6 +19,11 @@ def build_server(config: RunConfig, faults: ServerFaults, seed: int = 0) -> Poli
     blueprints = {item.id: item for item in generate_blueprints(
         domain, config.generation, config.run_id(), 0, config.generation.n_blueprints)
         if isinstance(item, TaskBlueprint)}
+    if config.generation.proposer is not None:  # and the tasks the scripted proposer makes
+        from trajforge.generators.propose import scripted_blueprints
+
+        blueprints.update((bp.id, bp) for bp in scripted_blueprints(
+            domain, config.generation, 0, config.generation.n_blueprints))
     return PolicyServer(domain, blueprints, faults, seed, config.simulation.fault_kinds,
                         extra_roles=_extra_roles(config, domain))
 

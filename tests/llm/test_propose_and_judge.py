@@ -111,3 +111,21 @@ def test_judge_verdicts_are_stored_beside_the_checks(tmp_path: Path, policy_endp
     # the judge never changes which trajectories pass
     outcomes = query(out, "SELECT count(*), count(DISTINCT trajectory_id) FROM outcomes")[1][0]
     assert outcomes[0] == outcomes[1]
+
+
+def test_the_llm_example_config_runs_every_role_against_the_endpoint(tmp_path: Path, policy_endpoint) -> None:
+    """configs/llm.yaml as documented: proposer + committee, LLM agent and user, judge."""
+    example = Path(__file__).resolve().parents[2] / "configs" / "llm.yaml"
+    endpoint = policy_endpoint(example, "--n", "10")
+    overrides = {key: endpoint.url for key in (
+        "generation.proposer.model.api_base", "generation.proposer.reviewer_model.api_base",
+        "simulation.agent_model.api_base", "simulation.user_model.api_base",
+        "verification.judge.api_base")}
+    quiet_provider_logs()
+    run_build(load_config(example, {**overrides, "generation.n_blueprints": 10,
+                                    "store.out": str(tmp_path / "out")}))
+    out = tmp_path / "out"
+    passed, episodes = query(out, "SELECT count(*) FILTER (WHERE passed), count(*) FROM outcomes")[1][0]
+    assert episodes >= 5 and passed == episodes
+    assert query(out, "SELECT count(*) FROM proposals")[1][0][0] >= 10
+    assert query(out, "SELECT count(*) FROM verdicts WHERE \"check\" LIKE 'judge:%'")[1][0][0] > 0

@@ -274,6 +274,34 @@ async def propose_blueprints(gateway: Gateway, generation: GenerationConfig, dom
 
 # --- the scripted proposer and reviewer (for serve-policy) --------------------------------------
 
+def scripted_draft(domain: Domain, sampler: Any, generation: GenerationConfig, seed: int) -> DraftTask:
+    """What the scripted proposer proposes (once corrected) for the blueprint of ``seed``: the
+    programmatic sampler's draft, drawn after the same entity sample the client makes."""
+    rng = random.Random(seed)
+    n_intents = rng.randint(generation.min_intents, generation.max_intents)
+    domain.sample_entities(rng)
+    return sampler.sample(rng, n_intents, p_indirect=generation.p_indirect_reference,
+                          p_revision=generation.p_revision, p_redirect=generation.p_redirect,
+                          p_read_only=generation.p_read_only_intent)
+
+
+def scripted_blueprints(domain: Domain, generation: GenerationConfig, start: int,
+                        stop: int) -> list[TaskBlueprint]:
+    """The blueprints a build with the scripted proposer accepts, so the scripted endpoint can
+    also play the agent and user of proposer-made tasks."""
+    sampler = domain.task_sampler()
+    out = []
+    for index in range(start, stop):
+        seed = blueprint_seed(generation.seed, index)
+        try:
+            draft = ProposedTask.from_draft(scripted_draft(domain, sampler, generation, seed)).to_draft()
+            out.append(compose_blueprint(domain, draft, random.Random(seed), seed=seed, index=index,
+                                         generator=GENERATOR, version=VERSION))
+        except TaskRejected:
+            continue
+    return out
+
+
 def scripted_proposer_role(domain: Domain, generation: GenerationConfig):  # type: ignore[no-untyped-def]
     """Answers proposer requests with the programmatic sampler's draft for the blueprint index
     the request is about. On the first round of every fourth index it proposes a call on an
@@ -283,15 +311,9 @@ def scripted_proposer_role(domain: Domain, generation: GenerationConfig):  # typ
 
     def answer(body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
         tag = headers.get("x-trajforge-episode", "")
-        index_text, _, seed_text = tag.partition(";")
-        seed = int(seed_text or 0)
-        rng = random.Random(seed)
-        n_intents = rng.randint(generation.min_intents, generation.max_intents)
-        domain.sample_entities(rng)  # the same draws as the client made
-        draft = sampler.sample(rng, n_intents, p_indirect=generation.p_indirect_reference,
-                               p_revision=generation.p_revision, p_redirect=generation.p_redirect,
-                               p_read_only=generation.p_read_only_intent)
-        proposal = ProposedTask.from_draft(draft).model_dump(mode="json")
+        seed = int(tag.partition(";")[2] or 0)
+        proposal = ProposedTask.from_draft(
+            scripted_draft(domain, sampler, generation, seed)).model_dump(mode="json")
         first_round = not any(m.get("role") == "assistant" for m in body.get("messages") or [])
         if first_round and seed % 4 == 0:
             for intent in proposal["intents"]:
