@@ -77,6 +77,7 @@ def _vendi(con: duckdb.DuckDBPyConnection, runs: list[str]) -> dict[str, float]:
 def card_stats(out: Path, run_ids: list[str]) -> CardStats:
     con = connect(out, read_only=True)
     try:
+        con.execute("SET enable_progress_bar = false")
         return _card_stats(con, run_ids)
     finally:
         con.close()

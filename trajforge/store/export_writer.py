@@ -40,7 +40,7 @@ from trajforge.store.exports import (
     sft_record,
     sharegpt_record,
 )
-from trajforge.store.features import EXPORT_FORMATS, ExportFormat, to_table
+from trajforge.store.features import EXPORT_FORMATS, ExportFormat, rows_to_table, to_arrow_rows
 from trajforge.store.splits import (
     SPLITS,
     NearDuplicate,
@@ -53,6 +53,7 @@ from trajforge.store.splits import (
 
 EXPORT_INFO_FILE = "trajforge_export.json"
 DEFAULT_SHARD_ROWS = 2000
+_BLUEPRINTS_PER_SCAN = 1000  # trajectories are read (and sorted) this many blueprints at a time
 _PARTIAL = ".partial"
 
 
@@ -131,45 +132,66 @@ def _blueprints(con: duckdb.DuckDBPyConnection, runs: tuple[str, ...]) -> dict[s
     return out
 
 
-def _judged_by_blueprint(con: duckdb.DuckDBPyConnection,
-                         runs: tuple[str, ...]) -> Iterator[tuple[str, list[Judged]]]:
-    cursor = con.execute(
-        """
-        WITH v AS (
-          SELECT trajectory_id, bool_and(passed) AS passed,
-                 list("check" ORDER BY "check") FILTER (WHERE NOT passed) AS failed
-          FROM verdicts WHERE list_contains(?, run_id) GROUP BY 1)
-        SELECT t.*, coalesce(v.passed, false) AS passed__, coalesce(v.failed, []) AS failed__
-        FROM trajectories t LEFT JOIN v ON v.trajectory_id = t.id
-        WHERE list_contains(?, t.run_id)
-        ORDER BY t.blueprint_id, t.id
-        """, [list(runs), list(runs)])
-    current: str | None = None
-    group: list[Judged] = []
-    for row in _dicts(cursor):
-        passed, failed = row.pop("passed__"), row.pop("failed__")
-        if row["blueprint_id"] != current and group:
-            yield current, group  # type: ignore[misc]
-            group = []
-        current = row["blueprint_id"]
-        group.append(Judged(row, bool(passed), tuple(failed or ())))
-    if group and current is not None:
-        yield current, group
+def _judged_by_blueprint(con: duckdb.DuckDBPyConnection, runs: tuple[str, ...],
+                         tools: dict[str, list[dict[str, Any]]] | None = None,
+                         ) -> Iterator[tuple[str, list[Judged]]]:
+    """Each blueprint's trajectories with their outcome, in blueprint id order.
+
+    Sorting every trajectory at once holds them all in memory, so they are read in ranges of
+    ``_BLUEPRINTS_PER_SCAN`` blueprint ids, each range one sorted scan; the order is the same
+    whatever the range size. ``tools`` caches parsed tool lists by their JSON text, so the rows
+    of a domain share one list (parsed and encoded once)."""
+    ids = [r[0] for r in con.execute("SELECT DISTINCT blueprint_id FROM trajectories "
+                                     "WHERE list_contains(?, run_id) ORDER BY 1", [list(runs)]).fetchall()]
+    for start in range(0, len(ids), _BLUEPRINTS_PER_SCAN):
+        lo, hi = ids[start], ids[min(start + _BLUEPRINTS_PER_SCAN, len(ids)) - 1]
+        cursor = con.execute(
+            """
+            WITH t AS (SELECT * FROM trajectories
+                       WHERE list_contains($runs, run_id) AND blueprint_id BETWEEN $lo AND $hi),
+            v AS (
+              SELECT trajectory_id, bool_and(passed) AS passed,
+                     list("check" ORDER BY "check") FILTER (WHERE NOT passed) AS failed
+              FROM verdicts WHERE list_contains($runs, run_id) AND blueprint_id BETWEEN $lo AND $hi
+              GROUP BY 1)
+            SELECT t.*, coalesce(v.passed, false) AS passed__, coalesce(v.failed, []) AS failed__
+            FROM t LEFT JOIN v ON v.trajectory_id = t.id
+            ORDER BY t.blueprint_id, t.id
+            """, {"runs": list(runs), "lo": lo, "hi": hi})
+        current: str | None = None
+        group: list[Judged] = []
+        for row in _dicts(cursor):
+            passed, failed = row.pop("passed__"), row.pop("failed__")
+            if tools is not None and isinstance(row["tools"], str):
+                parsed = tools.get(row["tools"])
+                if parsed is None:
+                    parsed = tools[row["tools"]] = json.loads(row["tools"])
+                row["tools"] = parsed
+            if row["blueprint_id"] != current and group:
+                yield current, group  # type: ignore[misc]
+                group = []
+            current = row["blueprint_id"]
+            group.append(Judged(row, bool(passed), tuple(failed or ())))
+        if group and current is not None:
+            yield current, group
 
 
 # --- writing shards ---------------------------------------------------------------------------
 
 class _ShardSink:
-    """Buffers one (format, split)'s records and writes numbered shards."""
+    """Buffers one (format, split)'s records, encoded at once (JSON text is far smaller than
+    the Python objects), and writes numbered shards."""
 
-    def __init__(self, folder: Path, fmt: ExportFormat, split: Split, shard_rows: int) -> None:
+    def __init__(self, folder: Path, fmt: ExportFormat, split: Split, shard_rows: int,
+                 tool_cache: dict[int, tuple[Any, str]]) -> None:
         self.folder, self.fmt, self.split, self.shard_rows = folder, fmt, split, shard_rows
+        self.tool_cache = tool_cache
         self.buffer: list[dict[str, Any]] = []
         self.parts: list[Path] = []
         self.rows = 0
 
     def add(self, record: dict[str, Any]) -> None:
-        self.buffer.append(record)
+        self.buffer.extend(to_arrow_rows(self.fmt, [record], self.tool_cache))
         self.rows += 1
         if len(self.buffer) >= self.shard_rows:
             self.flush()
@@ -179,7 +201,7 @@ class _ShardSink:
             return
         self.folder.mkdir(parents=True, exist_ok=True)
         path = self.folder / f"{self.split}-{len(self.parts):05d}{_PARTIAL}"
-        pq.write_table(to_table(self.fmt, self.buffer), path, compression="zstd")
+        pq.write_table(rows_to_table(self.fmt, self.buffer), path, compression="zstd")
         self.parts.append(path)
         self.buffer = []
 
@@ -233,6 +255,7 @@ def write_export(out: Path, to: Path, formats: Sequence[ExportFormat] = EXPORT_F
     to = Path(to)
     con = connect(out, read_only=True)
     try:
+        con.execute("SET enable_progress_bar = false")  # DuckDB would draw on stdout
         runs = resolve_runs(con, run_ids)
         if not runs:
             raise StoreError(f"{out}: the catalog holds no blueprints to export")
@@ -244,10 +267,13 @@ def write_export(out: Path, to: Path, formats: Sequence[ExportFormat] = EXPORT_F
         split = assign_splits(parents, split_config)
         selected = selected_trajectories(con)
         summary.selection = selected is not None
-        sinks = {(fmt, s): _ShardSink(to / fmt, fmt, s, shard_rows) for fmt in formats for s in SPLITS}
+        tool_lists: dict[str, list[dict[str, Any]]] = {}
+        tool_cache: dict[int, tuple[Any, str]] = {}
+        sinks = {(fmt, s): _ShardSink(to / fmt, fmt, s, shard_rows, tool_cache)
+                 for fmt in formats for s in SPLITS}
         skipped: dict[str, int] = {}
         seen_blueprints: set[str] = set()
-        for blueprint_id, group in _judged_by_blueprint(con, runs):
+        for blueprint_id, group in _judged_by_blueprint(con, runs, tool_lists):
             if blueprint_id not in blueprints:
                 continue
             seen_blueprints.add(blueprint_id)

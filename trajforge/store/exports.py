@@ -78,8 +78,9 @@ def conversation(messages: Sequence[Row]) -> list[Message]:
 
 
 def tool_schemas(tools: str | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The trajectory's tool schemas (stored as JSON text) as a list of objects."""
-    return list(json.loads(tools)) if isinstance(tools, str) else [dict(t) for t in tools]
+    """The trajectory's tool schemas (stored as JSON text) as a list of objects. Already
+    parsed schemas are shared, not copied: exports never modify them."""
+    return list(json.loads(tools)) if isinstance(tools, str) else list(tools)  # type: ignore[arg-type]
 
 
 # --- sft --------------------------------------------------------------------------------------

@@ -121,11 +121,33 @@ def features(fmt: ExportFormat) -> Any:
     return Features.from_dict(FEATURES[fmt])
 
 
-def to_arrow_rows(fmt: ExportFormat, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def to_arrow_rows(fmt: ExportFormat, records: list[dict[str, Any]],
+                  tool_cache: dict[int, tuple[Any, str]] | None = None) -> list[dict[str, Any]]:
     """Records with their JSON-typed values encoded as JSON text, as Arrow's JSON type stores
-    them (compact, keys in export order)."""
+    them (compact, keys in export order).
+
+    ``tool_cache`` (id -> (object, text)) lets a caller that shares one parsed tool list across
+    many records encode each tool schema once; it keeps the objects alive so ids stay valid."""
     fields = FEATURES[fmt]
-    return [{name: _encode(fields[name], record.get(name)) for name in fields} for record in records]
+    out = []
+    for record in records:
+        row = {}
+        for name, feature in fields.items():
+            value = record.get(name)
+            if tool_cache is not None and name == "tools" and isinstance(value, list):
+                row[name] = [_cached(tool_cache, t) for t in value]
+            else:
+                row[name] = _encode(feature, value)
+        out.append(row)
+    return out
+
+
+def _cached(cache: dict[int, tuple[Any, str]], value: Any) -> str:
+    hit = cache.get(id(value))
+    if hit is None or hit[0] is not value:
+        hit = (value, json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+        cache[id(value)] = hit
+    return hit[1]
 
 
 def _encode(feature: Feature | dict[str, Feature], value: Any) -> Any:
@@ -152,10 +174,15 @@ def _storage_type(t: pa.DataType) -> pa.DataType:
 
 
 def to_table(fmt: ExportFormat, records: list[dict[str, Any]]) -> pa.Table:
-    """An Arrow table of ``fmt`` records, typed by ``arrow_schema(fmt)``.
+    """An Arrow table of ``fmt`` records, typed by ``arrow_schema(fmt)``."""
+    return rows_to_table(fmt, to_arrow_rows(fmt, records))
+
+
+def rows_to_table(fmt: ExportFormat, rows: list[dict[str, Any]]) -> pa.Table:
+    """An Arrow table of rows already encoded by ``to_arrow_rows``.
 
     pyarrow cannot build extension-typed nested arrays from Python objects, so the rows are
     built on the JSON type's storage (strings) and cast, which only relabels the type."""
     schema = arrow_schema(fmt)
     storage = pa.schema([(f.name, _storage_type(f.type)) for f in schema])
-    return pa.Table.from_pylist(to_arrow_rows(fmt, records), schema=storage).cast(schema)
+    return pa.Table.from_pylist(rows, schema=storage).cast(schema)
