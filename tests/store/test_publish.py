@@ -238,3 +238,23 @@ def test_selection_and_vendi_from_later_stages_reach_exports_and_card(default_bu
     card = (folder / "README.md").read_text()
     assert f"| selected (diversity) | {len(keep)} |" in card
     assert "| retail | 123.46 |" in card
+
+
+def test_a_build_without_failures_exports_no_preferences(tmp_path: Path) -> None:
+    """Oracle-only runs have no failing trajectory: the preferences config is left out of the
+    folder and the card, and everything else still exports."""
+    from trajforge.config import load_config
+    from trajforge.pipeline import run_build
+
+    out = tmp_path / "build"
+    run_build(load_config(None, {"store.out": str(out), "generation.n_blueprints": 12,
+                                 "simulation.agents": ["oracle"]}))
+    folder = tmp_path / "export"
+    result = runner.invoke(app, ["export", "--out", str(out), "--to", str(folder), "--splits", "0.5,0.25,0.25"])
+    assert result.exit_code == 0, result.output
+    assert not (folder / "preferences").exists()
+    meta = yaml.safe_load((folder / "README.md").read_text().split("---\n")[1])
+    assert [c["config_name"] for c in meta["configs"]] == ["sft", "sharegpt", "openai", "rl_tasks"]
+    bad = runner.invoke(app, ["export", "--out", str(out), "--to", str(folder), "--run", "run_nope"])
+    assert bad.exit_code == 2 and "run_nope" in bad.output
+    assert (folder / "README.md").exists()  # the earlier export is intact
