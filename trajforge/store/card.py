@@ -20,7 +20,7 @@ import yaml
 
 from trajforge import __version__
 from trajforge.store.catalog import connect
-from trajforge.store.export_writer import ExportSummary, _relation_columns
+from trajforge.store.export_writer import ExportSummary, relation_columns
 from trajforge.store.features import FEATURES
 from trajforge.store.splits import SPLITS
 
@@ -63,7 +63,7 @@ def _vendi(con: duckdb.DuckDBPyConnection, runs: list[str]) -> dict[str, float]:
     """Vendi score per domain, when a diversity stage recorded one: a ``diversity`` or
     ``scores`` relation with a ``domain`` column and a column named ``vendi*``."""
     for relation in ("diversity", "scores"):
-        columns = _relation_columns(con, relation)
+        columns = relation_columns(con, relation)
         vendi = sorted(c for c in columns if c.lower().startswith("vendi"))
         if "domain" in columns and vendi:
             where = "WHERE list_contains(?, run_id)" if "run_id" in columns else ""
@@ -105,7 +105,7 @@ def _card_stats(con: duckdb.DuckDBPyConnection, runs: list[str]) -> CardStats:
     simulated = q("SELECT count(*) FROM trajectories WHERE list_contains(?, run_id)", r).fetchone()[0]
     passed = q("SELECT count(*) FROM outcomes WHERE passed AND list_contains(?, run_id)", r).fetchone()[0]
     selected: int | None = None
-    if {"trajectory_id", "selected"} <= _relation_columns(con, "scores"):
+    if {"trajectory_id", "selected"} <= relation_columns(con, "scores"):
         selected = q("SELECT count(*) FROM scores s JOIN outcomes o ON o.trajectory_id = s.trajectory_id "
                      "WHERE s.selected AND o.passed AND list_contains(?, o.run_id)", r).fetchone()[0]
     stats.yields = {"generated": int(valid) + int(rejected), "valid": int(valid),

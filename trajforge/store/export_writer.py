@@ -91,7 +91,7 @@ class ExportSummary:
 
 # --- reading the catalog ----------------------------------------------------------------------
 
-def _relation_columns(con: duckdb.DuckDBPyConnection, name: str) -> set[str]:
+def relation_columns(con: duckdb.DuckDBPyConnection, name: str) -> set[str]:
     rows = con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ?",
                        [name]).fetchall()
     return {r[0] for r in rows}
@@ -100,7 +100,7 @@ def _relation_columns(con: duckdb.DuckDBPyConnection, name: str) -> set[str]:
 def selected_trajectories(con: duckdb.DuckDBPyConnection) -> set[str] | None:
     """Ids a diversity selection kept, when the catalog has one: a ``scores`` relation with
     ``trajectory_id`` and a boolean ``selected``. ``None`` when there is no selection."""
-    if not {"trajectory_id", "selected"} <= _relation_columns(con, "scores"):
+    if not {"trajectory_id", "selected"} <= relation_columns(con, "scores"):
         return None
     return {r[0] for r in con.execute("SELECT trajectory_id FROM scores WHERE selected").fetchall()}
 
