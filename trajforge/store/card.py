@@ -268,7 +268,7 @@ def render_card(stats: CardStats, summary: ExportSummary, *, repo_id: str | None
     parts += [f"# {name}", "",
               f"Verified multi-turn tool-use conversations in the {', '.join(f'`{d}`' for d in stats.domains)} "
               f"domain{'s' if len(stats.domains) != 1 else ''}, made with "
-              f"[trajforge](https://pypi.org/project/trajforge/) {__version__}. Every task blueprint's ground "
+              f"trajforge {__version__}. Every task blueprint's ground "
               "truth was executed before any dialogue; each simulated user ↔ agent ↔ tool episode was checked "
               "by deterministic verifiers, and failures are kept, with the checks they failed, for preference "
               "training.", ""]

@@ -146,6 +146,7 @@ def publish(folder: Path, repo_id: str, *, private: bool = False, revision: str 
     check_repo_id(repo_id)
     if not (Path(folder) / EXPORT_INFO_FILE).is_file():
         raise StoreError(f"{folder}: not a staged export (no {EXPORT_INFO_FILE})")
+    check_no_leaks(Path(folder), forbidden_strings(Path(folder)))  # also when called directly
     try:
         from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
     except ImportError as exc:
