@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pyarrow.parquet as pq
 import pytest
@@ -117,3 +118,32 @@ def test_sft_renders_with_a_tool_aware_chat_template(default_export) -> None:
         ids = tokenizer.apply_chat_template(row["messages"], tools=row["tools"], tokenize=True,
                                             return_dict=True)["input_ids"]
         assert tokenizer.decode(ids) == text
+
+
+@pytest.mark.parametrize("template", ["qwen2_5.jinja", "llama3_1.jinja", "qwen3_training.jinja"])
+def test_sft_renders_with_real_model_chat_templates(default_export, template) -> None:
+    """The chat templates of real model families, as TRL ships them (no download), render the
+    sft rows with their tools and object arguments."""
+    trl = pytest.importorskip("trl")
+    from pathlib import Path
+
+    folder, summary = default_export
+    source = (Path(trl.__file__).parent / "chat_templates" / template).read_text()
+    ds = datasets.load_dataset("parquet", data_files=_files(folder, summary, "sft"), split="train")
+    tokenizer = build_tokenizer(json.dumps(r["messages"]) for r in ds.select(range(20)))
+    marked = re.search(r"{%-?\s*generation\s*-?%}", source) is not None
+    for row in ds.select(range(10)):
+        out = tokenizer.apply_chat_template(row["messages"], tools=row["tools"], chat_template=source,
+                                            tokenize=True, return_dict=True,
+                                            return_assistant_tokens_mask=marked)
+        text = tokenizer.decode(out["input_ids"])
+        for tool in row["tools"]:
+            assert tool["function"]["name"] in text and tool["function"]["description"] in text
+        for m in row["messages"]:
+            for call in m.get("tool_calls", []):
+                assert json.dumps(call["function"]["arguments"], ensure_ascii=False) in text
+            if m["role"] in ("user", "tool") or (m["role"] == "assistant" and m.get("content")):
+                # Llama 3.1 writes tool results through `tojson`, i.e. as a quoted JSON string
+                assert m["content"] in text or json.dumps(m["content"], ensure_ascii=False) in text
+        if marked:
+            assert sum(out["assistant_masks"]) > 0
