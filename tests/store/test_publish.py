@@ -75,7 +75,12 @@ class FakeHub:
 @pytest.fixture
 def env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_TOKEN", FAKE_TOKEN)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # any real request would fail loudly
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    # huggingface_hub read the variable at import: set its constant too, so that any request
+    # the interception missed fails instead of leaving the machine
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
 
 
 def _invoke(*args: str):
@@ -258,3 +263,42 @@ def test_a_build_without_failures_exports_no_preferences(tmp_path: Path) -> None
     bad = runner.invoke(app, ["export", "--out", str(out), "--to", str(folder), "--run", "run_nope"])
     assert bad.exit_code == 2 and "run_nope" in bad.output
     assert (folder / "README.md").exists()  # the earlier export is intact
+
+
+def test_publish_through_the_real_client_to_a_loopback_hub(default_build: Path, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole publish path over HTTP, huggingface_hub included, against a loopback Hub: the
+    repo's files afterwards equal the --dry-run folder byte for byte; the token travels only in
+    the Authorization header."""
+    from huggingface_hub import constants
+
+    from .loopback_hub import LoopbackHub
+
+    monkeypatch.setenv("HF_TOKEN", FAKE_TOKEN)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "AGENT_HARNESSES_PATH", str(tmp_path / "agent_harnesses.json"))
+    dry = tmp_path / "dry"
+    dry_run = _invoke("publish", "--repo-id", REPO, "--out", str(default_build), "--to", str(dry), "--dry-run")
+    with LoopbackHub() as server:
+        monkeypatch.setattr(constants, "ENDPOINT", server.url)
+        first = _invoke("publish", "--repo-id", REPO, "--out", str(default_build), "--to", str(tmp_path / "a"))
+        # a second publish to an existing repo and a new branch: exist_ok, branch created once
+        second = _invoke("publish", "--repo-id", REPO, "--out", str(default_build), "--to", str(tmp_path / "b"),
+                         "--revision", "v1", "--private")
+    state = server.state
+    expected = {p: (dry / p).read_bytes() for p in folder_files(dry)}
+    for branch in ("main", "v1"):
+        tree = dict(state.files[f"{REPO}@{branch}"])
+        assert tree.pop(".gitattributes")
+        assert tree == expected, branch
+    assert state.repos[REPO]["type"] == "dataset"
+    assert [c["revision"] for c in state.commits] == ["main"] * 6 + ["v1"] * 6
+    # every Hub call carries the token; only huggingface_hub's own anonymous agent-registry
+    # lookup goes without (it sends no credentials by design)
+    assert state.auth - {""} == {f"Bearer {FAKE_TOKEN}"}
+    assert [r for r in state.requests if "no auth" in r and "/api/agent-harnesses" not in r] == []
+    assert "POST /api/repos/create" in state.requests and f"POST /api/datasets/{REPO}/branch/v1" in state.requests
+    for output in (dry_run.output, first.output, second.output):
+        assert FAKE_TOKEN not in output
+    assert _grep_tree(tmp_path, [FAKE_TOKEN]) == []
