@@ -185,7 +185,7 @@ LicenseOption = Annotated[str, typer.Option("--license", help="license id for th
 @app.command()
 def export(
     out_dir: OutOption = Path("data"),
-    to: Annotated[Path, typer.Option("--to", help="folder to write the export to")] = Path("export"),
+    to: Annotated[Optional[Path], typer.Option("--to", help="export folder (default OUT/export)")] = None,
     formats: FormatOption = None,
     splits: SplitsOption = None,
     salt: SaltOption = "",
@@ -197,6 +197,7 @@ def export(
     from trajforge.store.card import write_card
     from trajforge.store.export_writer import write_export
 
+    to = to or out_dir / "export"
     try:
         summary = write_export(out_dir, to, _formats(formats), _split_config(splits, salt), runs,
                                shard_rows=shard_rows)

@@ -1,7 +1,9 @@
-"""Publishing without a network: the Hub client's calls are intercepted at the ``HfApi`` method
-level (create_repo, create_branch, list_repo_files, create_commit), the real
-``CommitOperationAdd`` objects are read back, and what would be uploaded is compared byte for
-byte with the ``--dry-run`` folder. The card of the default build is rendered to HTML."""
+"""Publishing without a network, two ways: the Hub client's calls intercepted at the ``HfApi``
+method level (create_repo, create_branch, list_repo_files, create_commit) with the real
+``CommitOperationAdd`` objects read back; and the real client over HTTP against a loopback Hub
+(``loopback_hub.py``). Either way, what is uploaded equals the ``--dry-run`` folder byte for
+byte, and no token or local path reaches a file or the output. The card of the default build is
+rendered to HTML."""
 
 from __future__ import annotations
 
@@ -98,6 +100,7 @@ def _grep_tree(folder: Path, needles: list[str]) -> list[str]:
     return hits
 
 
+@pytest.mark.slow
 def test_upload_equals_the_dry_run_folder(default_build: Path, tmp_path: Path, env, monkeypatch) -> None:
     dry, staged = tmp_path / "dry", tmp_path / "staged"
     fake = FakeHub(remote=["README.md", ".gitattributes", "sft/train-00007-of-00009.parquet"])
@@ -265,6 +268,7 @@ def test_a_build_without_failures_exports_no_preferences(tmp_path: Path) -> None
     assert (folder / "README.md").exists()  # the earlier export is intact
 
 
+@pytest.mark.slow
 def test_publish_through_the_real_client_to_a_loopback_hub(default_build: Path, tmp_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """The whole publish path over HTTP, huggingface_hub included, against a loopback Hub: the
