@@ -209,8 +209,11 @@ def test_card_of_the_default_build_renders_plots_and_yield(default_build, defaul
 def test_the_card_configs_load_with_datasets(default_export) -> None:
     datasets = pytest.importorskip("datasets")
     folder, summary = default_export
-    for fmt in ("sft", "preferences", "rl_tasks"):
-        ds = datasets.load_dataset(str(folder), fmt)
+    from trajforge.store.features import EXPORT_FORMATS, features
+
+    for fmt in EXPORT_FORMATS:
+        ds = datasets.load_dataset(str(folder), fmt)  # the card's YAML configs pick the files
+        assert all(ds[s].features == features(fmt) for s in ds)
         assert {s: ds[s].num_rows for s in ds} == summary.rows[fmt]
 
 
