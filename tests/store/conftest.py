@@ -127,6 +127,23 @@ def make_rows() -> Callable[..., Rows]:
     return build_rows
 
 
+# --- keep `datasets`' cache out of the home folder ------------------------------------------
+
+@pytest.fixture(scope="session", autouse=True)
+def _datasets_cache(tmp_path_factory: pytest.TempPathFactory):
+    """``load_dataset`` keeps Arrow copies of what it loads under ~/.cache by default; the tests
+    load many small exports, so the copies go to a temporary folder instead."""
+    try:
+        import datasets.config
+    except ImportError:
+        yield
+        return
+    patch = pytest.MonkeyPatch()
+    patch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path_factory.mktemp("hf-datasets-cache"))
+    yield
+    patch.undo()
+
+
 # --- a default build and its export, shared by the export / publish / TRL tests ---------------
 
 @pytest.fixture(scope="session")
