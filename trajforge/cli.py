@@ -227,6 +227,111 @@ def stats(out_dir: OutOption = Path("data")) -> None:
         raise _fail(exc) from None
 
 
+def _formats(values: list[str] | None) -> list[str]:
+    from trajforge.store.features import EXPORT_FORMATS
+
+    names = [n.strip() for v in values or ["all"] for n in v.split(",") if n.strip()]
+    if "all" in names:
+        return list(EXPORT_FORMATS)
+    for name in names:
+        if name not in EXPORT_FORMATS:
+            raise ConfigError("--format", f"'{name}' is not one of {', '.join(EXPORT_FORMATS)}, all")
+    return list(dict.fromkeys(names))
+
+
+def _split_config(splits: str | None, salt: str) -> Any:
+    from pydantic import ValidationError
+
+    from trajforge.store.splits import SplitConfig, parse_splits
+
+    try:
+        ratios = parse_splits(splits)
+        values: dict[str, Any] = {"salt": salt}
+        if ratios:
+            values.update(zip(("train", "validation", "test"), ratios))
+        return SplitConfig(**values)
+    except (ValueError, ValidationError) as exc:
+        detail = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+        raise ConfigError("--splits", detail) from None
+
+
+FormatOption = Annotated[Optional[list[str]], typer.Option(
+    "--format", help="sft, preferences, sharegpt, openai, rl_tasks or all (repeat or comma-separate)")]
+SplitsOption = Annotated[Optional[str], typer.Option(
+    "--splits", help="train,validation,test ratios by blueprint family (default 0.8,0.1,0.1)")]
+SaltOption = Annotated[str, typer.Option("--split-salt", help="salt for a different family split")]
+RunOption = Annotated[Optional[list[str]], typer.Option("--run", help="export only this run id (repeatable)")]
+LicenseOption = Annotated[str, typer.Option("--license", help="license id for the dataset card")]
+
+
+@app.command()
+def export(
+    out_dir: OutOption = Path("data"),
+    to: Annotated[Optional[Path], typer.Option("--to", help="export folder (default OUT/export)")] = None,
+    formats: FormatOption = None,
+    splits: SplitsOption = None,
+    salt: SaltOption = "",
+    runs: RunOption = None,
+    license_id: LicenseOption = "apache-2.0",
+    shard_rows: Annotated[int, typer.Option("--shard-rows", min=1, help="rows per Parquet shard")] = 2000,
+) -> None:
+    """Write training-ready exports (Parquet with datasets Features, per split) and a dataset card."""
+    from trajforge.store.card import write_card
+    from trajforge.store.export_writer import write_export
+
+    to = to or out_dir / "export"
+    try:
+        summary = write_export(out_dir, to, _formats(formats), _split_config(splits, salt), runs,
+                               shard_rows=shard_rows)
+        write_card(out_dir, to, summary, license_id=license_id)
+    except TrajforgeError as exc:
+        raise _fail(exc) from None
+    table = Table("format", "train", "validation", "test", title=f"export: {to}")
+    for fmt, counts in summary.rows.items():
+        table.add_row(fmt, *(str(counts.get(s, 0)) for s in ("train", "validation", "test")))
+    out.print(table)
+    if summary.contamination:
+        out.print(f"{len(summary.contamination)} test blueprint(s) near-duplicate a train goal "
+                  "(listed in the card)")
+
+
+@app.command()
+def publish(
+    repo_id: Annotated[str, typer.Option("--repo-id", help="Hub dataset repo, ORG/NAME")],
+    out_dir: OutOption = Path("data"),
+    to: Annotated[Optional[Path], typer.Option(
+        "--to", help="staging folder (default OUT/publish/ORG__NAME)")] = None,
+    private: Annotated[bool, typer.Option("--private", help="create the repo private")] = False,
+    revision: Annotated[Optional[str], typer.Option("--revision", help="branch to commit to")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="only write the folder that would be uploaded")] = False,
+    formats: FormatOption = None,
+    splits: SplitsOption = None,
+    salt: SaltOption = "",
+    runs: RunOption = None,
+    license_id: LicenseOption = "apache-2.0",
+) -> None:
+    """Stage the exports and card, then upload them to the Hugging Face Hub (token from HF_TOKEN
+    or `hf auth login`)."""
+    from trajforge.store.publish import check_repo_id, default_staging, folder_files
+    from trajforge.store.publish import publish as upload
+    from trajforge.store.publish import stage
+
+    try:
+        check_repo_id(repo_id)
+        folder = to or default_staging(out_dir, repo_id)
+        stage(out_dir, folder, repo_id=repo_id, formats=_formats(formats),
+              split_config=_split_config(splits, salt), run_ids=runs, license_id=license_id)
+        files = folder_files(folder)
+        if dry_run:
+            out.print(f"Dry run: {len(files)} files staged in {folder} (nothing uploaded)")
+            return
+        urls = upload(folder, repo_id, private=private, revision=revision)
+    except TrajforgeError as exc:
+        raise _fail(exc) from None
+    out.print(f"Published {len(files)} files to https://huggingface.co/datasets/{repo_id} "
+              f"in {len(urls)} commit(s)")
+
+
 def main() -> None:
     app()
 

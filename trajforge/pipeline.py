@@ -117,11 +117,16 @@ async def _simulate(bp: TaskBlueprint, ctx: SimulationContext, config: RunConfig
                     slot: int, agent_kind: str) -> EpisodeOutcome:
     sim = config.simulation
     domain = ctx.domain
-    seed = episode_seed(bp.id, slot, agent_kind)
+    # The k-th oracle and the k-th faulty episode of a blueprint are twins: same seed, so the
+    # same user wording and agent phrasing up to the injected fault. Their first divergent
+    # message is then the fault itself, which is what a preference pair needs (store/exports).
+    twin = sim.agents[:slot].count(agent_kind)
+    seed = episode_seed(bp.id, twin, "episode")
     rng = random.Random(seed)
     fault = None
     if agent_kind == "faulty":
-        fault = choose_fault(bp, domain, rng, sim.fault_kinds)
+        fault = choose_fault(bp, domain, random.Random(episode_seed(bp.id, slot, agent_kind)),
+                             sim.fault_kinds)
         if fault is None:
             return EpisodeOutcome(None)
     if ctx.budget.exhausted():

@@ -125,3 +125,46 @@ def build_rows(run_id: str, start: int, stop: int, *, rejections: bool = False) 
 @pytest.fixture
 def make_rows() -> Callable[..., Rows]:
     return build_rows
+
+
+# --- keep `datasets`' cache out of the home folder ------------------------------------------
+
+@pytest.fixture(scope="session", autouse=True)
+def _datasets_cache(tmp_path_factory: pytest.TempPathFactory):
+    """``load_dataset`` keeps Arrow copies of what it loads under ~/.cache by default; the tests
+    load many small exports, so the copies go to a temporary folder instead."""
+    try:
+        import datasets.config
+    except ImportError:
+        yield
+        return
+    patch = pytest.MonkeyPatch()
+    patch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path_factory.mktemp("hf-datasets-cache"))
+    yield
+    patch.undo()
+
+
+# --- a default build and its export, shared by the export / publish / TRL tests ---------------
+
+@pytest.fixture(scope="session")
+def default_build(tmp_path_factory: pytest.TempPathFactory):
+    """``trajforge build`` with the embedded default config (300 blueprints, oracle + faulty)."""
+    from trajforge.config import load_config
+    from trajforge.pipeline import run_build
+
+    out = tmp_path_factory.mktemp("default-build")
+    config = load_config(None, {"store.out": str(out)})
+    run_build(config)
+    return out
+
+
+@pytest.fixture(scope="session")
+def default_export(default_build, tmp_path_factory: pytest.TempPathFactory):
+    """Every export of the default build, with its card: ``(folder, summary)``."""
+    from trajforge.store.card import write_card
+    from trajforge.store.export_writer import write_export
+
+    folder = tmp_path_factory.mktemp("default-export") / "dataset"
+    summary = write_export(default_build, folder)
+    write_card(default_build, folder, summary, repo_id="acme/retail-trajectories")
+    return folder, summary

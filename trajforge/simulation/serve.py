@@ -147,10 +147,9 @@ class PolicyServer:
         if role == "user":
             policy: Any = ScriptedUser(bp, self.domain, random.Random(seed + 1))
         else:
-            rng = random.Random(seed)
-            fault = (choose_fault(bp, self.domain, rng, self.fault_kinds)
+            fault = (choose_fault(bp, self.domain, random.Random(seed), self.fault_kinds)
                      if role == "faulty" else None)
-            policy = ScriptedAgent(bp, self.domain, rng, fault)
+            policy = ScriptedAgent(bp, self.domain, random.Random(seed), fault)
         episode = _Episode(policy)
         self.episodes[key] = episode
         while len(self.episodes) > MAX_EPISODES:
