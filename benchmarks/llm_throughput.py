@@ -237,6 +237,8 @@ def render(payload: dict[str, Any]) -> str:
         f"{b['retries']} retries" for b in payload["builds"]), "",
         "Client CPU for the build includes process start-up (imports of litellm, about 4 s per "
         "process), blueprint generation, tool execution, verification and Parquet writing.", ""]
+    lines.append(f"Load average at the end (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in payload['load_avg_at_end'])} "
+                 "(other work on the 2 cores slows every phase alike).")
     lines += payload.get("notes", [])
     lines += ["", *machine_markdown(payload["machine"])]
     return "\n".join(lines)
@@ -268,7 +270,7 @@ def main() -> None:
             builds.append(build)
     payload = {"date": utc_now(), "command": command_line(), "episodes": args.episodes,
                "concurrency": args.concurrency, "latency_ms": args.latency_ms, "bare": bare,
-               "builds": builds, "load_before": os.getloadavg(), "machine": machine_info()}
+               "builds": builds, "load_avg_at_end": os.getloadavg(), "machine": machine_info()}
     md, js = write_results(args.stem, payload, render(payload), RESULTS)
     print(f"wrote {md} and {js}")
 
