@@ -35,7 +35,7 @@ from trajforge.schemas.arrow import (
 )
 from trajforge.schemas.blueprint import BlueprintRejection, TaskBlueprint
 from trajforge.schemas.config import RunConfig
-from trajforge.schemas.trajectory import EpisodeSpec, Trajectory
+from trajforge.schemas.trajectory import EpisodeSpec, Trajectory, Verdict
 from trajforge.simulation import EpisodeLimits, ScriptedAgent, ScriptedUser, choose_fault, run_episode
 import pyarrow as pa
 
@@ -52,6 +52,28 @@ class ShardSummary:
     episodes: int = 0
     skipped_episodes: int = 0  # faulty episodes for blueprints that admit no fault
     seconds: float = 0.0
+    passed: int = 0  # episodes that passed every check
+    cost_usd: float = 0.0  # summed over the episodes that could be priced
+    unpriced_episodes: int = 0  # episodes whose cost is unknown (None), never counted as 0
+
+
+@dataclass
+class GeneratedBatch:
+    """Stage 1 of a batch: indices [start, stop) generated and validated."""
+
+    start: int
+    stop: int
+    blueprints: list[TaskBlueprint]
+    rejections: list[BlueprintRejection]
+
+
+@dataclass
+class SimulatedBatch:
+    """Stage 2: the episodes of a batch's blueprints (``skipped``: faulty episodes of
+    blueprints that admit no fault)."""
+
+    trajectories: list[Trajectory]
+    skipped: int
 
 
 def episode_seed(blueprint_id: str, slot: int, agent: str) -> int:
@@ -89,52 +111,98 @@ async def _simulate_all(jobs: list[tuple[TaskBlueprint, int, str]], domain: Doma
     return await asyncio.gather(*(one(j) for j in jobs))
 
 
+def generate_batch(config: RunConfig, start: int, stop: int, domain: Domain) -> GeneratedBatch:
+    """Generate and validate blueprints [start, stop): the valid ones and the rejections."""
+    blueprints: list[TaskBlueprint] = []
+    rejections: list[BlueprintRejection] = []
+    for item in generate_blueprints(domain, config.generation, config.run_id(), start, stop):
+        if isinstance(item, BlueprintRejection):
+            rejections.append(item)
+        else:
+            blueprints.append(item)
+    return GeneratedBatch(start, stop, blueprints, rejections)
+
+
+def simulate_batch(config: RunConfig, blueprints: list[TaskBlueprint], domain: Domain) -> SimulatedBatch:
+    """One episode per blueprint per configured agent, in blueprint then agent order."""
+    jobs = [(bp, slot, kind) for bp in blueprints
+            for slot, kind in enumerate(config.simulation.agents)]
+    results = asyncio.run(_simulate_all(jobs, domain, config, config.run_id()))
+    trajectories = [t for t in results if t is not None]
+    return SimulatedBatch(trajectories, len(results) - len(trajectories))
+
+
+def verify_batch(config: RunConfig, trajectories: list[Trajectory], blueprints: list[TaskBlueprint],
+                 domain: Domain) -> list[Verdict]:
+    """The configured checks on every trajectory, in trajectory order."""
+    by_id = {bp.id: bp for bp in blueprints}
+    verdicts: list[Verdict] = []
+    for trajectory in trajectories:
+        verdicts.extend(verify(trajectory, by_id[trajectory.blueprint_id], domain,
+                               config.verification.checks))
+    return verdicts
+
+
+def batch_rows(config: RunConfig, generated: GeneratedBatch, simulated: SimulatedBatch,
+               verdicts: list[Verdict]) -> dict[str, list[dict[str, Any]]]:
+    """The batch's Arrow-ready rows per table."""
+    run_id = config.run_id()
+    return {"blueprints": [blueprint_to_row(bp, run_id) for bp in generated.blueprints],
+            "rejections": [rejection_to_row(r) for r in generated.rejections],
+            "trajectories": [trajectory_to_row(t) for t in simulated.trajectories],
+            "verdicts": [verdict_to_row(v) for v in verdicts]}
+
+
+def batch_tables(rows: dict[str, list[dict[str, Any]]]) -> dict[str, pa.Table]:
+    """Rows as typed Arrow tables (cheap to pickle between processes)."""
+    return {name: pa.Table.from_pylist(rows.get(name, []), schema=schema)  # type: ignore[misc]
+            for name, schema in TABLES.items()}
+
+
+def summarize_batch(generated: GeneratedBatch, simulated: SimulatedBatch,
+                    verdicts: list[Verdict], seconds: float) -> ShardSummary:
+    """Per-stage counts of one batch."""
+    summary = ShardSummary(generated.start, generated.stop, blueprints=len(generated.blueprints),
+                           episodes=len(simulated.trajectories), skipped_episodes=simulated.skipped,
+                           seconds=seconds)
+    summary.rejections.update(r.reason for r in generated.rejections)
+    summary.passed = len({v.trajectory_id for v in verdicts if v.trajectory_passed})
+    for trajectory in simulated.trajectories:
+        if trajectory.cost_usd is None:
+            summary.unpriced_episodes += 1
+        else:
+            summary.cost_usd += trajectory.cost_usd
+    return summary
+
+
 def process_shard(config: RunConfig, start: int, stop: int,
                   domain: Domain | None = None) -> tuple[dict[str, list[dict[str, Any]]], ShardSummary]:
     """Indices [start, stop) through every stage; rows per table and a summary."""
     began = time.perf_counter()
     if domain is None:
         domain = load_domain(config.domain.name, config.domain.size, config.domain.seed)
-    run_id = config.run_id()
-    summary = ShardSummary(start, stop)
-    rows: dict[str, list[dict[str, Any]]] = {"blueprints": [], "rejections": [], "trajectories": [],
-                                             "verdicts": []}
-    blueprints: dict[str, TaskBlueprint] = {}
-    for item in generate_blueprints(domain, config.generation, run_id, start, stop):
-        if isinstance(item, BlueprintRejection):
-            rows["rejections"].append(rejection_to_row(item))
-            summary.rejections[item.reason] += 1
-        else:
-            blueprints[item.id] = item
-            rows["blueprints"].append(blueprint_to_row(item, run_id))
-    summary.blueprints = len(blueprints)
-    jobs = [(bp, slot, kind) for bp in blueprints.values()
-            for slot, kind in enumerate(config.simulation.agents)]
-    trajectories = asyncio.run(_simulate_all(jobs, domain, config, run_id))
-    for trajectory in trajectories:
-        if trajectory is None:
-            summary.skipped_episodes += 1
-            continue
-        summary.episodes += 1
-        rows["trajectories"].append(trajectory_to_row(trajectory))
-        verdicts = verify(trajectory, blueprints[trajectory.blueprint_id], domain,
-                          config.verification.checks)
-        rows["verdicts"].extend(verdict_to_row(v) for v in verdicts)
-    summary.seconds = time.perf_counter() - began
-    return rows, summary
+    generated = generate_batch(config, start, stop, domain)
+    simulated = simulate_batch(config, generated.blueprints, domain)
+    verdicts = verify_batch(config, simulated.trajectories, generated.blueprints, domain)
+    rows = batch_rows(config, generated, simulated, verdicts)
+    return rows, summarize_batch(generated, simulated, verdicts, time.perf_counter() - began)
 
 
 _WORKER_DOMAIN: dict[str, Domain] = {}
 
 
-def _worker_shard(config: RunConfig, start: int, stop: int) -> tuple[dict[str, list[dict[str, Any]]], ShardSummary]:
-    # one domain per worker process, built on first use (the template is the costly part)
+def cached_domain(config: RunConfig) -> Domain:
+    """One domain per process and config, built on first use (the template is the costly part;
+    environments copy it, so threads may share it)."""
     key = f"{config.domain.name}:{config.domain.size}:{config.domain.seed}"
     if key not in _WORKER_DOMAIN:
         _WORKER_DOMAIN[key] = load_domain(config.domain.name, config.domain.size, config.domain.seed)
-    rows, summary = process_shard(config, start, stop, _WORKER_DOMAIN[key])
-    return {name: pa.Table.from_pylist(rows.get(name, []), schema=schema)  # type: ignore[misc]
-            for name, schema in TABLES.items()}, summary
+    return _WORKER_DOMAIN[key]
+
+
+def _worker_shard(config: RunConfig, start: int, stop: int) -> tuple[dict[str, pa.Table], ShardSummary]:
+    rows, summary = process_shard(config, start, stop, cached_domain(config))
+    return batch_tables(rows), summary
 
 
 @dataclass
@@ -158,7 +226,7 @@ def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResul
     store = RunStore(out, run_id)
     store.prepare()
     store.write_run_info({"run_id": run_id, "name": config.name,
-                         "config": config.model_dump_json(exclude={"store"}),
+                         "config": config.model_dump_json(exclude={"store", "orchestration"}),
                          "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     ranges = store.pending_ranges(config.generation.n_blueprints, config.store.shard_size)
     total_ranges = len(store.completed())
