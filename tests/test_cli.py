@@ -27,6 +27,8 @@ from trajforge.store import query
 N = 40
 SHARD_SIZE = 20
 runner = CliRunner()
+# in-process builds run their flow against the session's Prefect server
+pytestmark = pytest.mark.usefixtures("prefect_api")
 
 PASS_RATE_PER_FAULT_KIND = (
     "SELECT t.fault_kind, count(*) AS episodes, avg(o.passed::INT) AS pass_rate "

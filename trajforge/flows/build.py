@@ -35,6 +35,7 @@ from prefect.utilities.annotations import quote
 from pydantic import BaseModel
 
 import trajforge
+from trajforge.flows import progress as build_progress
 from trajforge.flows.retry import retry_transient
 from trajforge.flows.runners import check_runner, make_task_runner
 from trajforge.flows.runtime import prefect_runtime, results_dir
@@ -202,11 +203,11 @@ def _plan(store: RunStore, n: int, shard_size: int) -> tuple[list[tuple[int, int
 
 
 @flow(name="build-dataset", persist_result=False, log_prints=False)
-def build_dataset(config: dict[str, Any], grow: int = 0,
-                  progress: Progress | None = None) -> FlowBuildResult:
+def build_dataset(config: dict[str, Any], grow: int = 0) -> FlowBuildResult:
     """Build (or finish, or extend) the run ``config`` describes. ``grow`` > 0 extends the run
     by that many blueprints past what is committed (a scheduled build adds new data)."""
     began = time.perf_counter()
+    progress = build_progress.current()
     cfg = RunConfig.model_validate(config)
     out, run_id = cfg.store.out, cfg.run_id()
     store = RunStore(out, run_id)
@@ -330,10 +331,11 @@ def build(config: RunConfig, progress: Progress | None = None, quiet: bool = Fal
     Prefect server or a temporary one (``flows/runtime.py``)."""
     began = time.perf_counter()
     check_runner(config.orchestration)
-    with prefect_runtime(config.store.out, quiet=quiet) as runtime:
+    with build_progress.reporting_to(progress), \
+            prefect_runtime(config.store.out, quiet=quiet) as runtime:
         runner = make_task_runner(config.orchestration, config.store.workers, quiet=quiet)
         result = build_dataset.with_options(task_runner=runner)(
-            config=config.model_dump(mode="json"), grow=grow, progress=progress)
+            config=config.model_dump(mode="json"), grow=grow)
     result.startup_seconds = runtime.startup_seconds
     result.seconds = time.perf_counter() - began
     result.extra["api_url"] = runtime.api_url
