@@ -153,3 +153,9 @@ def test_scheduled_deployment_on_a_real_server_adds_rows_to_the_catalog(tmp_path
                               "batches_cached FROM runs ORDER BY started_at")[1]
     assert invocations == [("build-dataset", "completed", 20, 2, 0),
                            ("build-dataset", "completed", 30, 1, 2)]
+    # the server ran with analytics off: its telemetry service never opened a session
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "prefect-home" / "prefect.db") as con:
+        assert con.execute("SELECT count(*) FROM configuration WHERE key = 'TELEMETRY_SESSION'"
+                           ).fetchone()[0] == 0

@@ -1,5 +1,6 @@
-"""The same config built by the thread runner and by a real local Dask cluster of two worker
-processes gives the same trajectory ids and verdicts, and each worker wrote its own shards."""
+"""The same config built by the thread runner, by a real local Dask cluster of two worker
+processes and by a local Ray instance gives the same trajectory ids and verdicts, and the
+workers wrote their own shards."""
 
 from __future__ import annotations
 
@@ -26,12 +27,26 @@ def _verdicts(out: Path) -> list[tuple]:
                       "FROM verdicts ORDER BY id")[1]
 
 
-@pytest.mark.slow
-def test_dask_cluster_of_two_workers_builds_what_threads_build(tmp_path: Path, prefect_api: str) -> None:
-    import distributed
+def _assert_same_rows(expected: Path, got: Path) -> None:
+    ids = "SELECT id FROM trajectories ORDER BY id"
+    assert query(expected, ids)[1] == query(got, ids)[1]
+    assert len(query(got, ids)[1]) > N  # oracle + faulty episodes
+    assert _verdicts(expected) == _verdicts(got)
+    blueprints = "SELECT id FROM blueprints ORDER BY id"
+    assert query(expected, blueprints) == query(got, blueprints)
 
-    threads = build(_config(tmp_path / "threads", "threads", 1), quiet=True)
+
+@pytest.fixture(scope="module")
+def threads_out(tmp_path_factory: pytest.TempPathFactory, prefect_api: str) -> Path:
+    out = tmp_path_factory.mktemp("runners") / "threads"
+    threads = build(_config(out, "threads", 1), quiet=True)
     assert (threads.shards_done, threads.cached) == (N // SHARD_SIZE, 0)
+    return out
+
+
+@pytest.mark.slow
+def test_dask_cluster_of_two_workers_builds_what_threads_build(tmp_path: Path, threads_out: Path) -> None:
+    import distributed
 
     # a real two-worker cluster (separate processes), reached by address like a user's would be
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -46,12 +61,7 @@ def test_dask_cluster_of_two_workers_builds_what_threads_build(tmp_path: Path, p
         workers_used = {t["worker"] for t in stream.data}
     assert (dask.shards_done, dask.cached) == (N // SHARD_SIZE, 0)
 
-    ids = "SELECT id FROM trajectories ORDER BY id"
-    assert query(tmp_path / "threads", ids)[1] == query(tmp_path / "dask", ids)[1]
-    assert len(query(tmp_path / "dask", ids)[1]) > N  # oracle + faulty episodes
-    assert _verdicts(tmp_path / "threads") == _verdicts(tmp_path / "dask")
-    blueprints = "SELECT id FROM blueprints ORDER BY id"
-    assert query(tmp_path / "threads", blueprints) == query(tmp_path / "dask", blueprints)
+    _assert_same_rows(threads_out, tmp_path / "dask")
     assert len(workers_used) == 2, workers_used
     runners = query(tmp_path / "dask", "SELECT runner, outcome, batches_computed FROM runs")[1]
     assert runners == [("dask", "completed", N // SHARD_SIZE)]
@@ -75,3 +85,16 @@ def test_cli_dask_runner_starts_a_local_cluster(tmp_path: Path, prefect_api: str
     assert query(out, "SELECT runner, outcome FROM runs")[1] == [("dask", "completed")]
     assert query(out, "SELECT count(*) FROM blueprints")[1][0][0] + query(
         out, "SELECT count(*) FROM rejections")[1][0][0] == 20
+
+
+@pytest.mark.slow
+def test_ray_builds_what_threads_build(tmp_path: Path, threads_out: Path) -> None:
+    """``--runner ray`` without an address: a local Ray instance with ``workers`` CPUs, started
+    and shut down with the build (with an address it joins that cluster instead)."""
+    import ray
+
+    ray_build = build(_config(tmp_path / "ray", "ray", 2), quiet=True)
+    assert (ray_build.shards_done, ray_build.cached) == (N // SHARD_SIZE, 0)
+    assert not ray.is_initialized(), "the build left its Ray instance running"
+    _assert_same_rows(threads_out, tmp_path / "ray")
+    assert query(tmp_path / "ray", "SELECT runner, outcome FROM runs")[1] == [("ray", "completed")]
