@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, ROOT, command_line, machine_info, machine_markdown, utc_now, write_results  # noqa: E402
+from _common import ROOT, command_line, machine_info, machine_markdown, utc_now, write_results  # noqa: E402
 
 TARGET_RATIO = 0.8
 STAGE_TASKS_PER_BATCH = 4  # generate-validate, simulate, verify, write (nested in build-batch)

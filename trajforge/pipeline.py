@@ -16,6 +16,7 @@ import hashlib
 import os
 import random
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -39,7 +40,9 @@ from trajforge.schemas.trajectory import EpisodeSpec, Trajectory, Verdict
 from trajforge.simulation import EpisodeLimits, ScriptedAgent, ScriptedUser, choose_fault, run_episode
 import pyarrow as pa
 
+from trajforge.schemas.runs import RunOutcome, RunRecord
 from trajforge.store import TABLES, RunStore, refresh_catalog
+from trajforge.store.runs import write_run_record
 from trajforge.verifiers import verify
 
 
@@ -188,6 +191,41 @@ def process_shard(config: RunConfig, start: int, stop: int,
     return rows, summarize_batch(generated, simulated, verdicts, time.perf_counter() - began)
 
 
+def start_record(config: RunConfig, store: RunStore, invocation_id: str, runner: str,
+                 flow_name: str | None, parameters: dict[str, Any]) -> RunRecord:
+    """The record of an invocation that is starting (outcome ``running``); written at once, so
+    a process killed before the end leaves a trace."""
+    import json
+
+    info = json.loads((store.run_dir / "run.json").read_text(encoding="utf-8"))
+    record = RunRecord(
+        id=invocation_id, run_id=store.run_id, name=config.name, config=info["config"],
+        created_at=info.get("created_at"), flow_name=flow_name, runner=runner,
+        parameters=json.dumps(parameters, sort_keys=True, default=str),
+        started_at=datetime.now(timezone.utc), outcome=RunOutcome.running,
+        n_blueprints=config.generation.n_blueprints)
+    write_run_record(store.out, record)
+    return record
+
+
+def finish_record(record: RunRecord, computed: list[ShardSummary], planned: int, cached: int,
+                  adopted: int, seconds: float, outcome: RunOutcome, error: str | None) -> RunRecord:
+    """The invocation's record at its end: what it computed (not what it found done) and what
+    that cost."""
+    rejected = sum(sum(s.rejections.values()) for s in computed)
+    valid = sum(s.blueprints for s in computed)
+    return record.model_copy(update={
+        "ended_at": datetime.now(timezone.utc), "outcome": outcome, "error": error,
+        "batches_planned": planned, "batches_computed": len(computed),
+        "batches_cached": cached, "batches_adopted": adopted,
+        "blueprints_generated": valid + rejected, "blueprints_valid": valid,
+        "blueprints_rejected": rejected, "episodes": sum(s.episodes for s in computed),
+        "episodes_passed": sum(s.passed for s in computed),
+        "episodes_skipped": sum(s.skipped_episodes for s in computed),
+        "cost_usd": sum(s.cost_usd for s in computed),
+        "episodes_unpriced": sum(s.unpriced_episodes for s in computed), "seconds": seconds})
+
+
 _WORKER_DOMAIN: dict[str, Domain] = {}
 
 
@@ -231,6 +269,25 @@ def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResul
     ranges = store.pending_ranges(config.generation.n_blueprints, config.store.shard_size)
     total_ranges = len(store.completed())
     summaries: list[ShardSummary] = []
+    record = start_record(config, store, uuid.uuid4().hex, "direct", None,
+                          {"store": config.store.model_dump(mode="json")})
+    try:
+        _run_ranges(config, ranges, store, summaries, progress)
+        refresh_catalog(out)
+    except BaseException as exc:
+        write_run_record(out, finish_record(record, summaries, len(ranges) + total_ranges, 0,
+                                            total_ranges, time.perf_counter() - began,
+                                            RunOutcome.failed, f"{type(exc).__name__}: {exc}"))
+        raise
+    write_run_record(out, finish_record(record, summaries, len(ranges) + total_ranges, 0,
+                                        total_ranges, time.perf_counter() - began,
+                                        RunOutcome.completed, None))
+    return BuildResult(run_id=run_id, out=out, shards_done=len(summaries), shards_skipped=total_ranges,
+                       seconds=time.perf_counter() - began, summaries=summaries)
+
+
+def _run_ranges(config: RunConfig, ranges: list[tuple[int, int]], store: RunStore,
+                summaries: list[ShardSummary], progress: Progress | None) -> None:
 
     def commit(rows: dict[str, list[dict[str, Any]]], summary: ShardSummary) -> None:
         store.write_shard(summary.start, summary.stop, rows)
@@ -259,6 +316,3 @@ def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResul
                     inflight.append(pool.submit(_worker_shard, config, *queue.pop(0)))
                 commit(*done.result())
                 del done
-    refresh_catalog(out)
-    return BuildResult(run_id=run_id, out=out, shards_done=len(summaries), shards_skipped=total_ranges,
-                       seconds=time.perf_counter() - began, summaries=summaries)

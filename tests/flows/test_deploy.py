@@ -22,6 +22,7 @@ import pytest
 
 from trajforge.store import query
 
+ROOT = Path(__file__).resolve().parents[2]
 CRON = "0 3 * * *"
 POOL = "trajforge-test"
 NAME = "nightly-test"
@@ -121,6 +122,15 @@ def test_scheduled_deployment_on_a_real_server_adds_rows_to_the_catalog(tmp_path
             assert deployment.parameters["config"]["store"]["out"] == str(data)
             assert client.read_work_pool(POOL).type == "process"
 
+            # the example project file registers too
+            registered = subprocess.run([_prefect_cli(), "--no-prompt", "deploy", "--prefect-file",
+                                         str(ROOT / "configs" / "prefect.yaml"), "--all"],
+                                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+            assert registered.returncode == 0, registered.stdout + registered.stderr
+            example = client.read_deployment_by_name("trajforge-scheduled-build/nightly")
+            assert [s.schedule.cron for s in example.schedules] == ["0 3 * * *"]
+            assert example.parameters["grow"] == 500
+
             # --- a process worker runs it ----------------------------------------------------
             with worker_log.open("wb") as sink:
                 worker = subprocess.Popen([_prefect_cli(), "worker", "start", "--pool", POOL],
@@ -159,3 +169,19 @@ def test_scheduled_deployment_on_a_real_server_adds_rows_to_the_catalog(tmp_path
     with sqlite3.connect(tmp_path / "prefect-home" / "prefect.db") as con:
         assert con.execute("SELECT count(*) FROM configuration WHERE key = 'TELEMETRY_SESSION'"
                            ).fetchone()[0] == 0
+
+
+def test_example_project_file_holds_a_valid_run_config() -> None:
+    import yaml
+
+    from trajforge.flows.deploy import check_schedule
+    from trajforge.schemas.config import RunConfig
+
+    project = yaml.safe_load((ROOT / "configs" / "prefect.yaml").read_text())
+    (deployment,) = project["deployments"]
+    path, _, function = deployment["entrypoint"].partition(":")
+    assert (ROOT / path).is_file() and function == "scheduled_build"
+    config = RunConfig.model_validate(deployment["parameters"]["config"])
+    assert config.store.out.is_absolute()
+    for schedule in deployment["schedules"]:
+        check_schedule(schedule["cron"])

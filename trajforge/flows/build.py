@@ -18,7 +18,6 @@ the flow, and the invocation's record says ``failed`` with the error.
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 import uuid
 from collections import deque
@@ -47,8 +46,10 @@ from trajforge.pipeline import (
     batch_rows,
     batch_tables,
     cached_domain,
+    finish_record,
     generate_batch,
     simulate_batch,
+    start_record,
     summarize_batch,
     verify_batch,
 )
@@ -190,10 +191,6 @@ class FlowBuildResult(BuildResult):
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
 def _plan(store: RunStore, n: int, shard_size: int) -> tuple[list[tuple[int, int]], dict[tuple[int, int], ShardRecord]]:
     """Every batch of ``[0, n)``: the committed shards as they are, the gaps cut at multiples of
     ``shard_size`` (the same boundaries an uninterrupted build has)."""
@@ -218,19 +215,13 @@ def build_dataset(config: dict[str, Any], grow: int = 0) -> FlowBuildResult:
         cfg = cfg.model_copy(update={"generation": cfg.generation.model_copy(update={"n_blueprints": n})})
     store.write_run_info({"run_id": run_id, "name": cfg.name,
                           "config": cfg.model_dump_json(exclude={"store", "orchestration"}),
-                          "created_at": _now().isoformat(timespec="seconds")})
-    info = json.loads((store.run_dir / "run.json").read_text(encoding="utf-8"))
+                          "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     context = FlowRunContext.get()
     flow_run = context.flow_run if context else None
-    record = RunRecord(
-        id=str(flow_run.id) if flow_run else uuid.uuid4().hex, run_id=run_id, name=cfg.name,
-        config=info["config"], created_at=info.get("created_at"), flow_name="build-dataset",
-        runner=cfg.orchestration.runner, outcome=RunOutcome.running, started_at=_now(),
-        n_blueprints=n,
-        parameters=json.dumps({"grow": grow, "store": cfg.store.model_dump(mode="json"),
-                               "orchestration": cfg.orchestration.model_dump(mode="json")},
-                              sort_keys=True))
-    write_run_record(out, record)
+    record = start_record(
+        cfg, store, str(flow_run.id) if flow_run else uuid.uuid4().hex, cfg.orchestration.runner,
+        "build-dataset", {"grow": grow, "store": cfg.store.model_dump(mode="json"),
+                          "orchestration": cfg.orchestration.model_dump(mode="json")})
     logger = get_run_logger()
     plan, committed = _plan(store, n, cfg.store.shard_size)
     version = code_version()
@@ -273,15 +264,17 @@ def build_dataset(config: dict[str, Any], grow: int = 0) -> FlowBuildResult:
                 progress(result.summary() if not (hit or result.adopted) else ShardSummary(*rng))
         refresh_catalog(out)
     except BaseException as exc:
-        failed = _finish(record, computed, plan, cached, adopted, began, RunOutcome.failed,
-                         f"{type(exc).__name__}: {exc}")
+        failed = finish_record(record, computed, len(plan), cached, adopted,
+                               time.perf_counter() - began, RunOutcome.failed,
+                               f"{type(exc).__name__}: {exc}")
         write_run_record(out, failed)
         try:
             refresh_catalog(out)
         except Exception:  # noqa: BLE001 - the build's own error is the one to report
             pass
         raise
-    final = _finish(record, computed, plan, cached, adopted, began, RunOutcome.completed, None)
+    final = finish_record(record, computed, len(plan), cached, adopted,
+                          time.perf_counter() - began, RunOutcome.completed, None)
     write_run_record(out, final)  # same file the refreshed view already lists
     return FlowBuildResult(run_id=run_id, out=Path(out), shards_done=len(computed),
                            shards_skipped=cached + adopted, seconds=time.perf_counter() - began,
@@ -294,24 +287,6 @@ def build_dataset(config: dict[str, Any], grow: int = 0) -> FlowBuildResult:
 def _recompute(submit: Callable[..., Any], rng: tuple[int, int]) -> tuple[BatchResult, bool, ShardRecord]:
     result: BatchResult = submit(rng, refresh=True).result()
     return result, False, result.record()
-
-
-def _finish(record: RunRecord, computed: list[ShardSummary], plan: list[tuple[int, int]],
-            cached: int, adopted: int, began: float, outcome: RunOutcome,
-            error: str | None) -> RunRecord:
-    rejected = sum(sum(s.rejections.values()) for s in computed)
-    valid = sum(s.blueprints for s in computed)
-    return record.model_copy(update={
-        "ended_at": _now(), "outcome": outcome, "error": error,
-        "batches_planned": len(plan), "batches_computed": len(computed),
-        "batches_cached": cached, "batches_adopted": adopted,
-        "blueprints_generated": valid + rejected, "blueprints_valid": valid,
-        "blueprints_rejected": rejected, "episodes": sum(s.episodes for s in computed),
-        "episodes_passed": sum(s.passed for s in computed),
-        "episodes_skipped": sum(s.skipped_episodes for s in computed),
-        "cost_usd": sum(s.cost_usd for s in computed),
-        "episodes_unpriced": sum(s.unpriced_episodes for s in computed),
-        "seconds": time.perf_counter() - began})
 
 
 @flow(name="trajforge-scheduled-build", persist_result=False)
