@@ -122,7 +122,11 @@ def test_scheduled_deployment_on_a_real_server_adds_rows_to_the_catalog(tmp_path
             assert deployment.parameters["config"]["store"]["out"] == str(data)
             assert client.read_work_pool(POOL).type == "process"
 
-            # the example project file registers too
+            # the example project file registers too, once its work pool exists
+            created = subprocess.run([_prefect_cli(), "work-pool", "create", "trajforge", "--type",
+                                      "process"], cwd=ROOT, env=env, capture_output=True, text=True,
+                                     timeout=120)
+            assert created.returncode == 0, created.stdout + created.stderr
             registered = subprocess.run([_prefect_cli(), "--no-prompt", "deploy", "--prefect-file",
                                          str(ROOT / "configs" / "prefect.yaml"), "--all"],
                                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
