@@ -189,3 +189,27 @@ def test_example_project_file_holds_a_valid_run_config() -> None:
     assert config.store.out.is_absolute()
     for schedule in deployment["schedules"]:
         check_schedule(schedule["cron"])
+
+
+def _deploy_cli(tmp_path: Path, *args: str, api_url: str | None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env.update({"COLUMNS": "200", "PREFECT_HOME": str(tmp_path / "prefect-home")})
+    if api_url:
+        env["PREFECT_API_URL"] = api_url
+    return subprocess.run([sys.executable, "-m", "trajforge.cli", "deploy", *args], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("args, api, names", [
+    (["--cron", "0 3 * * *"], None, ["PREFECT_API_URL", "prefect server start"]),
+    (["--cron", "every night"], "http://127.0.0.1:9/api", ["--cron", "every night"]),
+    (["--cron", "0 3 * * *", "--grow", "-1"], "http://127.0.0.1:9/api", ["--grow"]),
+])
+def test_deploy_refuses_bad_input_with_one_line(tmp_path: Path, args: list[str], api: str | None,
+                                                 names: list[str]) -> None:
+    proc = _deploy_cli(tmp_path, *args, api_url=api)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    for name in names:
+        assert name in lines[0]

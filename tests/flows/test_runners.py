@@ -98,3 +98,11 @@ def test_ray_builds_what_threads_build(tmp_path: Path, threads_out: Path) -> Non
     assert not ray.is_initialized(), "the build left its Ray instance running"
     _assert_same_rows(threads_out, tmp_path / "ray")
     assert query(tmp_path / "ray", "SELECT runner, outcome FROM runs")[1] == [("ray", "completed")]
+
+
+@pytest.mark.slow
+def test_process_pool_builds_what_threads_build(tmp_path: Path, threads_out: Path) -> None:
+    """``--runner processes``: Prefect's process pool, for CPU-bound scripted builds."""
+    processes = build(_config(tmp_path / "processes", "processes", 2), quiet=True)
+    assert (processes.shards_done, processes.cached) == (N // SHARD_SIZE, 0)
+    _assert_same_rows(threads_out, tmp_path / "processes")
