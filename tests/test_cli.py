@@ -252,7 +252,7 @@ BAD_BUILDS = {
     "unknown-set-field": (lambda t: ["--set", "store.shardsize=3"], lambda t: ["store.shardsize"]),
     "malformed-set": (lambda t: ["--set", "generation.seed"], lambda t: ["--set", "generation.seed"]),
     "unknown-domain": (lambda t: ["--domain", "nope"], lambda t: ["domain.name", "nope"]),
-    "unknown-runner": (lambda t: ["--runner", "spark"], lambda t: ["orchestration.runner", "spark"]),
+    "unknown-runner": (lambda t: ["--runner", "spark"], lambda t: ["orchestration.runner", "threads"]),
     "address-without-cluster": (lambda t: ["--address", "tcp://127.0.0.1:8786"],
                                 lambda t: ["orchestration", "dask or ray"]),
 }

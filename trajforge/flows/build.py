@@ -248,8 +248,12 @@ def build_dataset(config: dict[str, Any], grow: int = 0) -> FlowBuildResult:
             hit = future.state.name == "Cached"
             shard = result.record()
             if not store.intact(shard):  # a cached batch whose files are gone or changed
-                logger.warning("batch %s-%s: cached files missing or changed; recomputing", *rng)
-                result, hit, shard = _recompute(submit, rng)
+                if rng in committed and store.intact(committed[rng]):
+                    # the manifest holds other, intact files for it (written since): keep those
+                    result, hit, shard = BatchResult.of(committed[rng], None), False, committed[rng]
+                else:
+                    logger.warning("batch %s-%s: cached files missing or changed; recomputing", *rng)
+                    result, hit, shard = _recompute(submit, rng)
             if committed.get(rng) != shard:
                 store.commit(shard)
             if hit:
