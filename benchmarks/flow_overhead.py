@@ -58,17 +58,51 @@ def _config(out: Path, episodes: int, shard_size: int | None):
     return load_config(None, values)
 
 
+class CpuMeter:
+    """CPU seconds of this process and, separately, of its live child processes (the
+    temporary Prefect server), between ``start`` and ``stop``."""
+
+    def __init__(self) -> None:
+        import psutil
+
+        self.me = psutil.Process()
+        self.children = self.me.children(recursive=True)
+
+    def _now(self) -> tuple[float, float]:
+        import psutil
+
+        own = self.me.cpu_times()
+        kids = 0.0
+        for child in self.children:
+            try:
+                times = child.cpu_times()
+                kids += times.user + times.system
+            except psutil.Error:
+                pass
+        return own.user + own.system, kids
+
+    def start(self) -> None:
+        self.own0, self.kids0 = self._now()
+
+    def stop(self) -> dict[str, float]:
+        own, kids = self._now()
+        return {"cpu_own_s": own - self.own0, "cpu_server_s": kids - self.kids0}
+
+
 def child_direct(out: Path, episodes: int, shard_size: int | None) -> dict[str, Any]:
     from trajforge.pipeline import run_build
     from trajforge.store import query
 
     config = _config(out, episodes, shard_size)
+    meter = CpuMeter()
+    meter.start()
     began = time.perf_counter()
     result = run_build(config)
     wall = time.perf_counter() - began
+    cpu = meter.stop()
     count = query(out, "SELECT count(*) FROM trajectories")[1][0][0]
     return {"mode": "direct", "wall_s": wall, "episodes": count, "batches": result.shards_done,
-            "shard_size": config.store.shard_size}
+            "shard_size": config.store.shard_size, **cpu}
 
 
 def child_flow(out: Path, episodes: int, shard_size: int | None, repeat_on_same: bool) -> dict[str, Any]:
@@ -84,13 +118,15 @@ def child_flow(out: Path, episodes: int, shard_size: int | None, repeat_on_same:
     config = _config(out, episodes, shard_size)
     results = []
     with prefect_runtime(out, quiet=True) as runtime:
+        meter = CpuMeter()  # the server is a child of this process now
         for _ in range(2 if repeat_on_same else 1):
             runner = make_task_runner(config.orchestration, config.store.workers, quiet=True)
+            meter.start()
             began = time.perf_counter()
             result = build_dataset.with_options(task_runner=runner)(config=config.model_dump(mode="json"))
             wall = time.perf_counter() - began
             results.append({"wall_s": wall, "flow_body_s": result.flow_seconds,
-                            "computed": result.shards_done, "cached": result.cached})
+                            "computed": result.shards_done, "cached": result.cached, **meter.stop()})
         count = query(out, "SELECT count(*) FROM trajectories")[1][0][0]
         micro = micro_overhead(runner_factory=lambda: make_task_runner(config.orchestration, 1, quiet=True))
     return {"mode": "flow", "import_prefect_s": import_s, "server_startup_s": runtime.startup_seconds,
@@ -203,6 +239,14 @@ def render(payload: dict[str, Any]) -> str:
         f"| flow again, all batches cache hits | {', '.join(f'{x:.2f}' for x in s['cached_walls'])} | "
         f"{s['cached_median']:.2f} | - |",
         "",
+        "CPU seconds (medians; load-independent): direct "
+        f"{s['direct_cpu_s']:.1f} s; flow {s['flow_cpu_own_s']:.1f} s in the build's process + "
+        f"{s['flow_cpu_server_s']:.1f} s in the temporary Prefect server = "
+        f"{s['flow_cpu_own_s'] + s['flow_cpu_server_s']:.1f} s; direct / flow = "
+        f"**{s['cpu_ratio']:.3f}x**. On a machine with a core to spare for the server, the flow's "
+        f"throughput tends to direct / own CPU = {s['direct_cpu_s'] / s['flow_cpu_own_s']:.3f}x; "
+        "on a saturated one, to the CPU ratio.",
+        "",
         f"Flow / direct throughput: **{s['ratio']:.3f}x**. Not included in the flow's wall time: "
         f"importing Prefect ({s['import_prefect_s']:.2f} s) and starting the temporary server "
         f"({s['server_startup_s']:.2f} s, median; the first start on a folder migrates its SQLite "
@@ -287,9 +331,13 @@ def main(argv: list[str] | None = None) -> int:
         "direct_eps": episodes / direct_median, "flow_eps": episodes / flow_median,
         "ratio": direct_median / flow_median,
         "task_runs": task_runs, "per_task_s": (flow_median - direct_median) / task_runs,
+        "direct_cpu_s": statistics.median(r["cpu_own_s"] for r in direct_runs),
+        "flow_cpu_own_s": statistics.median(r["runs"][0]["cpu_own_s"] for r in flow_runs),
+        "flow_cpu_server_s": statistics.median(r["runs"][0]["cpu_server_s"] for r in flow_runs),
         "import_prefect_s": statistics.median(r["import_prefect_s"] for r in flow_runs),
         "server_startup_s": statistics.median(r["server_startup_s"] for r in flow_runs),
     }
+    summary["cpu_ratio"] = summary["direct_cpu_s"] / (summary["flow_cpu_own_s"] + summary["flow_cpu_server_s"])
     summary["pass"] = summary["ratio"] >= TARGET_RATIO
     payload = {"benchmark": "flow_overhead", "date_utc": utc_now(), "command": command_line(),
                "episodes": episodes, "load_before": load_before, "load_after": load_after,
