@@ -128,6 +128,12 @@ def test_stats_summarises_the_folder(dataset: Dataset) -> None:
     assert result.exit_code == 0, result.stderr
     flat = _flat(result.stdout)
     assert "1 run(s)" in flat
+    # recent runs: the build and its re-run (nothing computed, both batches from the cache)
+    assert "recent runs" in flat and "completed" in flat
+    invocations = query(dataset.out, "SELECT batches_computed, batches_cached FROM runs "
+                                     "ORDER BY started_at")[1]
+    assert invocations[0] == (N // SHARD_SIZE, 0)
+    assert all(row == (0, N // SHARD_SIZE) for row in invocations[1:])
     assert f"blueprints generated │ {N}" in flat
     for check in ("final_state", "outputs", "overall"):
         assert check in flat

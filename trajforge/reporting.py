@@ -77,8 +77,12 @@ def build_summary(config: "RunConfig", result: "BuildResult") -> Group:
 
 def recent_runs(out: Path, limit: int = 10) -> Table:
     """The latest build invocations: what each added and what it cost."""
-    table = Table("started (UTC)", "run", "outcome", "batches new/cached", "episodes added",
-                  "passed", "cost $", "s", title="recent runs")
+    table = Table(title="recent runs")
+    table.add_column("started (UTC)", no_wrap=True)
+    table.add_column("run", overflow="ellipsis", no_wrap=True, max_width=12)
+    table.add_column("outcome", no_wrap=True, min_width=9)
+    for header in ("batches new/cached", "episodes added", "passed", "cost $", "s"):
+        table.add_column(header, justify="right")
     for started, run_id, outcome, computed, cached, episodes, passed, cost, unpriced, seconds in query(out, f"""
             SELECT strftime(started_at AT TIME ZONE 'UTC', '%m-%d %H:%M'), run_id, outcome,
                    batches_computed, batches_cached + batches_adopted, episodes, episodes_passed,
