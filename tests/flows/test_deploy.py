@@ -1,6 +1,7 @@
 """A scheduled deployment on a real ``prefect server``: registered by ``trajforge deploy`` with a
 cron schedule, run by a real process worker, its rows land in the catalog; a second run of it
-adds new, deduplicated rows and takes the finished batches from the cache.
+adds new, deduplicated rows and takes the finished batches from the cache. ``--serve`` runs one
+without a worker.
 
 Everything runs on loopback: the server (its own PREFECT_HOME in a temporary folder, analytics
 off), the worker, and the flow-run processes the worker starts. All are stopped at the end.
@@ -92,13 +93,15 @@ def test_scheduled_deployment_on_a_real_server_adds_rows_to_the_catalog(tmp_path
     api = f"http://127.0.0.1:{port}/api"
     env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect-home"), "PREFECT_API_URL": api,
            "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_WORKER_QUERY_SECONDS": "1",
+           "PREFECT_RUNNER_POLL_FREQUENCY": "1",
            "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "300", "COLUMNS": "200"}
     data = tmp_path / "data"
     config = tmp_path / "run.yaml"
     config.write_text(f"name: {NAME}\ngeneration:\n  n_blueprints: 20\n"
                       f"store:\n  out: {data}\n  shard_size: 10\n")
     server_log, worker_log = tmp_path / "server.log", tmp_path / "worker.log"
-    server = worker = None
+    serve_log, served = tmp_path / "serve.log", tmp_path / "served"
+    server = worker = serving = None
     try:
         with server_log.open("wb") as sink:
             server = subprocess.Popen([_prefect_cli(), "server", "start", "--host", "127.0.0.1",
@@ -153,10 +156,33 @@ def test_scheduled_deployment_on_a_real_server_adds_rows_to_the_catalog(tmp_path
             second = run_deployment(f"trajforge-scheduled-build/{NAME}", timeout=0)
             run = _wait_final(client, second.id, worker, worker_log)
             assert run.state.is_completed(), f"{run.state}\n{worker_log.read_text()[-3000:]}"
+            _stop(worker)
+
+            # --- or no worker: `trajforge deploy --serve` registers and runs it itself -----------
+            with serve_log.open("wb") as sink:
+                serving = subprocess.Popen(
+                    [sys.executable, "-m", "trajforge.cli", "deploy", "--serve", "--cron", CRON,
+                     "--config", str(config), "--name", "served-test", "--out", str(served)],
+                    cwd=tmp_path, env=env, stdout=sink, stderr=subprocess.STDOUT,
+                    start_new_session=True)
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    client.read_deployment_by_name("trajforge-scheduled-build/served-test")
+                    break
+                except Exception:  # noqa: BLE001 - not registered yet
+                    if time.monotonic() > deadline or serving.poll() is not None:
+                        pytest.fail(f"--serve did not register:\n{serve_log.read_text()[-3000:]}")
+                    time.sleep(1)
+            third = run_deployment("trajforge-scheduled-build/served-test", timeout=0)
+            run = _wait_final(client, third.id, serving, serve_log)
+            assert run.state.is_completed(), f"{run.state}\n{serve_log.read_text()[-3000:]}"
     finally:
-        for proc in (worker, server):
+        for proc in (serving, worker, server):
             if proc is not None:
                 _stop(proc)
+    assert query(served, "SELECT count(*) FROM blueprints")[1][0][0] + query(
+        served, "SELECT count(*) FROM rejections")[1][0][0] == 20
 
     generated = query(data, "SELECT (SELECT count(*) FROM blueprints) + "
                             "(SELECT count(*) FROM rejections)")[1][0][0]
