@@ -126,3 +126,17 @@ def _telemetry_sessions(db: Path) -> int:
     with sqlite3.connect(db) as con:
         return con.execute("SELECT count(*) FROM configuration WHERE key = 'TELEMETRY_SESSION'"
                            ).fetchone()[0]
+
+
+def test_unreachable_configured_server_is_one_line_exit_2(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env.update({"PREFECT_API_URL": "http://127.0.0.1:9/api", "COLUMNS": "200"})
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "trajforge.cli", "build", "--out", str(out),
+                           "--n", "2", "--quiet"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: PREFECT_API_URL"), proc.stderr
+    assert "127.0.0.1:9" in lines[0]
+    assert not out.exists()

@@ -103,6 +103,22 @@ def set_quiet_console() -> None:
             handler.setLevel(logging.WARNING)
 
 
+def check_reachable(api_url: str) -> None:
+    """A configured server that does not answer is the user's setting to fix: one line, exit 2,
+    before anything is written."""
+    import httpx
+
+    from trajforge.errors import ConfigError
+
+    try:
+        response = httpx.get(f"{api_url.rstrip('/')}/health", timeout=30)
+        response.raise_for_status()
+    except httpx.HTTPError as exc:
+        raise ConfigError("PREFECT_API_URL", f"the Prefect server at {api_url} does not answer "
+                          f"({type(exc).__name__}); start it or unset PREFECT_API_URL to let the "
+                          "build start its own") from None
+
+
 @contextmanager
 def prefect_runtime(out: Path, quiet: bool = False,
                     startup_timeout_s: int = STARTUP_TIMEOUT_S) -> Iterator[PrefectRuntime]:
@@ -119,6 +135,7 @@ def prefect_runtime(out: Path, quiet: bool = False,
 
     configured = get_current_settings().api.url
     if configured:
+        check_reachable(configured)
         with quiet_console(quiet):
             yield PrefectRuntime(api_url=configured, home=None, started_server=False,
                                  startup_seconds=0.0)
