@@ -27,6 +27,8 @@ from trajforge.store import query
 N = 40
 SHARD_SIZE = 20
 runner = CliRunner()
+# in-process builds run their flow against the session's Prefect server
+pytestmark = pytest.mark.usefixtures("prefect_api")
 
 PASS_RATE_PER_FAULT_KIND = (
     "SELECT t.fault_kind, count(*) AS episodes, avg(o.passed::INT) AS pass_rate "
@@ -126,6 +128,12 @@ def test_stats_summarises_the_folder(dataset: Dataset) -> None:
     assert result.exit_code == 0, result.stderr
     flat = _flat(result.stdout)
     assert "1 run(s)" in flat
+    # recent runs: the build and its re-run (nothing computed, both batches from the cache)
+    assert "recent runs" in flat and "completed" in flat
+    invocations = query(dataset.out, "SELECT batches_computed, batches_cached FROM runs "
+                                     "ORDER BY started_at")[1]
+    assert invocations[0] == (N // SHARD_SIZE, 0)
+    assert all(row == (0, N // SHARD_SIZE) for row in invocations[1:])
     assert f"blueprints generated │ {N}" in flat
     for check in ("final_state", "outputs", "overall"):
         assert check in flat
@@ -250,6 +258,9 @@ BAD_BUILDS = {
     "unknown-set-field": (lambda t: ["--set", "store.shardsize=3"], lambda t: ["store.shardsize"]),
     "malformed-set": (lambda t: ["--set", "generation.seed"], lambda t: ["--set", "generation.seed"]),
     "unknown-domain": (lambda t: ["--domain", "nope"], lambda t: ["domain.name", "nope"]),
+    "unknown-runner": (lambda t: ["--runner", "spark"], lambda t: ["orchestration.runner", "threads"]),
+    "address-without-cluster": (lambda t: ["--address", "tcp://127.0.0.1:8786"],
+                                lambda t: ["orchestration", "dask or ray"]),
 }
 
 

@@ -1,12 +1,14 @@
 """The crash test: a build killed with SIGKILL part-way and run again ends with exactly the
-rows of an uninterrupted build (DESIGN.md section 6).
+rows of an uninterrupted build (DESIGN.md section 6), and the re-run takes every batch the killed
+one finished from Prefect's cache instead of recomputing it.
 
 A real ``trajforge build`` runs in a subprocess; the test watches the run's manifest (the
 commit point) and kills the process once a few shards are committed. It then adds the debris a
 kill mid-write can leave (a torn ``.parquet.tmp``, a shard file whose manifest line never
 landed, a half-written manifest line), re-runs the same command to completion and compares the
 catalog row for row with that of the same build run uninterrupted in another folder. The
-uninterrupted build runs alongside the interrupted one to keep the wall time down.
+uninterrupted build runs alongside the interrupted one to keep the wall time down. The builds
+run their ``build-dataset`` flow against the session's Prefect server (``prefect_api``).
 """
 
 from __future__ import annotations
@@ -42,10 +44,14 @@ def _build_cmd(out: Path) -> list[str]:
             "--shard-size", str(SHARD_SIZE), "--quiet"]
 
 
-def _start(out: Path, cwd: Path) -> subprocess.Popen[str]:
+def _env(api_url: str) -> dict[str, str]:
+    return {**os.environ, "PREFECT_API_URL": api_url, "COLUMNS": "200"}
+
+
+def _start(out: Path, cwd: Path, api_url: str) -> subprocess.Popen[str]:
     # cwd is a scratch folder so nothing lands in the repository's data/ by accident
     return subprocess.Popen(_build_cmd(out), cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, env=_env(api_url))
 
 
 def _committed_lines(manifest: Path) -> int:
@@ -67,12 +73,26 @@ def _finish(proc: subprocess.Popen[str], what: str) -> str:
     return stdout
 
 
-def _shard_counts(summary: str) -> tuple[int, int]:
-    """(computed, already done) from the build summary, which rich may wrap anywhere."""
+def _shard_counts(summary: str) -> tuple[int, int, int]:
+    """(computed, already done, of those from Prefect's cache) from the build summary, which
+    rich may wrap anywhere."""
     flat = " ".join(summary.split())
-    match = re.search(r"(\d+) shard\(s\) computed, (\d+) already done", flat)
+    match = re.search(r"(\d+) shard\(s\) computed, (\d+) already done \((\d+) from Prefect's cache\)",
+                      flat)
     assert match, f"no shard counts in the build summary:\n{summary}"
-    return int(match.group(1)), int(match.group(2))
+    return int(match.group(1)), int(match.group(2)), int(match.group(3))
+
+
+def _file_digests(out: Path, run_id: str, ranges: list[tuple[int, int]]) -> dict[str, str]:
+    """sha256 of every Parquet file of the given shards."""
+    import hashlib
+
+    digests = {}
+    for start, stop in ranges:
+        for table in VIEWS:
+            path = out / table / f"run={run_id}" / f"part-{start:09d}-{stop:09d}.parquet"
+            digests[path.relative_to(out).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return digests
 
 
 def _columns(out: Path, view: str) -> list[str]:
@@ -108,7 +128,9 @@ def _damage(out: Path, run_id: str, committed: list[tuple[int, int]]) -> list[Pa
     return [torn]
 
 
-def test_killed_build_resumes_to_exactly_the_rows_of_an_uninterrupted_build(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_killed_build_resumes_from_prefect_cache_to_exactly_the_rows_of_an_uninterrupted_build(
+        tmp_path: Path, prefect_api: str) -> None:
     crashed, reference = tmp_path / "crashed", tmp_path / "reference"
     run_id = load_config(None, {"store.out": str(crashed), "generation.n_blueprints": N,
                                 "store.shard_size": SHARD_SIZE}).run_id()
@@ -116,8 +138,8 @@ def test_killed_build_resumes_to_exactly_the_rows_of_an_uninterrupted_build(tmp_
                                         "store.shard_size": SHARD_SIZE}).run_id()
     manifest = crashed / RUNS_DIR / run_id / MANIFEST_FILE
 
-    victim = _start(crashed, tmp_path)
-    uninterrupted = _start(reference, tmp_path)
+    victim = _start(crashed, tmp_path, prefect_api)
+    uninterrupted = _start(reference, tmp_path, prefect_api)
     try:
         # --- kill the build once a few shards are committed, before it is done -------------
         deadline = time.monotonic() + POLL_TIMEOUT_S
@@ -147,12 +169,23 @@ def test_killed_build_resumes_to_exactly_the_rows_of_an_uninterrupted_build(tmp_
         assert len(committed) == lines_at_kill
         must_vanish = _damage(crashed, run_id, committed)
         assert len(store.completed()) == len(committed), "debris changed what counts as committed"
+        finished_files = _file_digests(crashed, run_id, committed)
+        # batches whose result Prefect persisted before the kill (committed or not yet)
+        cached_results = len(list((crashed / ".prefect" / "results").glob(f"trajforge-batch-{run_id}-*")))
+        assert cached_results >= len(committed)
 
         # --- the same command again finishes the run, computing only the missing shards ----
         resumed = subprocess.run(_build_cmd(crashed), cwd=tmp_path, capture_output=True, text=True,
-                                 timeout=BUILD_TIMEOUT_S)
+                                 timeout=BUILD_TIMEOUT_S, env=_env(prefect_api))
         assert resumed.returncode == 0, f"resume failed:\n{resumed.stderr}\n{resumed.stdout}"
-        assert _shard_counts(resumed.stdout) == (N_SHARDS - len(committed), len(committed))
+        computed, done, hits = _shard_counts(resumed.stdout)
+        # every batch finished before the kill is a cache hit (the one whose file the debris
+        # overwrote, if it had finished, is recomputed), nothing is adopted or done twice
+        assert hits == done, f"{done - hits} shard(s) done without a cache hit"
+        assert len(committed) <= hits <= cached_results, (hits, len(committed), cached_results)
+        assert computed + hits == N_SHARDS and computed >= 1, (computed, hits)
+        # the finished shards were not recomputed: their files are byte for byte the same
+        assert _file_digests(crashed, run_id, committed) == finished_files
 
         _finish(uninterrupted, "the uninterrupted build")
     finally:
@@ -204,6 +237,14 @@ def test_killed_build_resumes_to_exactly_the_rows_of_an_uninterrupted_build(tmp_
     # derived views agree too
     outcomes = "SELECT * FROM outcomes ORDER BY trajectory_id"
     assert query(crashed, outcomes) == query(reference, outcomes)
-    runs = "SELECT run_id, name, config FROM runs ORDER BY run_id"
+    runs = "SELECT DISTINCT run_id, name, config FROM runs ORDER BY run_id"
     assert query(crashed, runs) == query(reference, runs)
     assert query(crashed, runs)[1][0][0] == run_id
+    # the runs view holds each invocation: the killed one never ended; the resume says what
+    # it computed and what came from the cache
+    invocations = query(crashed, "SELECT outcome, batches_computed, batches_cached, batches_adopted, "
+                                 "episodes FROM runs ORDER BY started_at")[1]
+    assert [i[0] for i in invocations] == ["running", "completed"], invocations
+    assert invocations[1][1:4] == (computed, hits, 0)
+    total = query(crashed, "SELECT count(*) FROM trajectories")[1][0][0]
+    assert 0 < invocations[1][4] < total, "the resume added only the missing batches' episodes"

@@ -40,8 +40,10 @@ def build(
     n: Annotated[Optional[int], typer.Option("--n", help="number of blueprints")] = None,
     seed: Annotated[Optional[int], typer.Option("--seed", help="generation seed")] = None,
     domain: Annotated[Optional[str], typer.Option("--domain", help="domain name")] = None,
-    workers: Annotated[Optional[int], typer.Option("--workers", help="simulation processes")] = None,
-    shard_size: Annotated[Optional[int], typer.Option("--shard-size", help="blueprints per shard")] = None,
+    workers: Annotated[Optional[int], typer.Option("--workers", help="batches at once (threads, processes or local cluster workers)")] = None,
+    shard_size: Annotated[Optional[int], typer.Option("--shard-size", help="blueprints per batch (shard)")] = None,
+    runner: Annotated[Optional[str], typer.Option("--runner", help="Prefect task runner: threads, processes, dask or ray")] = None,
+    address: Annotated[Optional[str], typer.Option("--address", help="existing Dask (tcp://...) or Ray (ray://...) cluster")] = None,
     overrides: Annotated[Optional[list[str]], typer.Option("--set", help="KEY=VALUE config override")] = None,
     agent_model: Annotated[Optional[str], typer.Option(
         "--agent-model", help="litellm model string for the agent (e.g. openai/gpt-4.1-mini)")] = None,
@@ -55,7 +57,10 @@ def build(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="print the plan and cost estimate only")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="no progress bar")] = False,
 ) -> None:
-    """Generate, validate, simulate, verify and store a dataset (resumes an unfinished run)."""
+    """Generate, validate, simulate, verify and store a dataset (resumes an unfinished run).
+
+    Runs as a Prefect flow: against PREFECT_API_URL when set, else a temporary local server
+    whose state lives in OUT/.prefect."""
     from trajforge.config import load_config, parse_override
     from trajforge.reporting import build_summary
 
@@ -67,7 +72,8 @@ def build(
             "store.shard_size": shard_size, "simulation.agent_model.model": agent_model,
             "simulation.user_model.model": user_model,
             "simulation.gateway.max_cost_usd": max_cost_usd,
-            "simulation.concurrency": concurrency}.items() if v is not None})
+            "simulation.concurrency": concurrency, "orchestration.runner": runner,
+            "orchestration.address": address}.items() if v is not None})
         if api_base is not None:
             for role, given in (("agent_model", agent_model), ("user_model", user_model)):
                 if given is not None:
@@ -76,6 +82,9 @@ def build(
         if agent_model is not None and "llm" not in cfg.simulation.agents:
             cfg = cfg.model_copy(update={"simulation": cfg.simulation.model_copy(
                 update={"agents": ("llm",)})})
+        from trajforge.flows.runners import check_runner
+
+        check_runner(cfg.orchestration)
     except TrajforgeError as exc:
         raise _fail(exc) from None
     if dry_run:
@@ -87,15 +96,17 @@ def build(
         from trajforge.simulation.llm import quiet_provider_logs
 
         quiet_provider_logs()
-    from trajforge.pipeline import run_build
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from trajforge.flows.build import build as build_flow
 
     try:
         with Progress(TextColumn("[bold]build[/bold]"), BarColumn(), MofNCompleteColumn(),
                       TextColumn("blueprints"), TimeElapsedColumn(), console=err,
                       disable=quiet, transient=True) as bar:
             task = bar.add_task("build", total=cfg.generation.n_blueprints)
-            result = run_build(cfg, progress=lambda s: bar.advance(task, s.stop - s.start))
+            result = build_flow(cfg, progress=lambda s: bar.advance(task, s.stop - s.start),
+                                quiet=True)
     except TrajforgeError as exc:
         raise _fail(exc) from None
     out.print(build_summary(cfg, result))
@@ -151,6 +162,44 @@ def serve_policy(
         pass
     except OSError as exc:
         raise _fail(ConfigError("--port", f"cannot listen on {host}:{port}: {exc.strerror or exc}")) from None
+
+
+@app.command()
+def deploy(
+    cron: Annotated[str, typer.Option("--cron", help='schedule, e.g. "0 3 * * *" (03:00 daily)')],
+    config: Annotated[Optional[Path], typer.Option("--config", help="run config YAML")] = None,
+    name: Annotated[Optional[str], typer.Option("--name", help="deployment name (default: the config's name)")] = None,
+    pool: Annotated[str, typer.Option("--pool", help="process work pool (created if missing)")] = "trajforge",
+    grow: Annotated[int, typer.Option("--grow", help="each run adds this many blueprints to the run")] = 0,
+    serve: Annotated[bool, typer.Option("--serve", help="serve it from this process instead of a work pool")] = False,
+    out_dir: Annotated[Optional[Path], typer.Option("--out", help="output folder (default data/)")] = None,
+    overrides: Annotated[Optional[list[str]], typer.Option("--set", help="KEY=VALUE config override")] = None,
+) -> None:
+    """Register a scheduled build with a Prefect server (PREFECT_API_URL). A worker runs it:
+    `prefect worker start --pool POOL`; or pass --serve to run it from this process."""
+    from trajforge.config import load_config, parse_override
+
+    try:
+        values: dict[str, Any] = dict(parse_override(o) for o in overrides or [])
+        if out_dir is not None:
+            values["store.out"] = str(out_dir)
+        cfg = load_config(config, values)
+        if grow < 0:
+            raise ConfigError("--grow", f"{grow} is negative")
+        from trajforge.flows.deploy import check_schedule, deployment_name, register, serve_deployment
+
+        check_schedule(cron)
+        dep_name = name or cfg.name
+        if serve:
+            serve_deployment(cfg, cron, dep_name, grow)
+            return
+        deployment_id = register(cfg, cron, dep_name, pool, grow)
+    except TrajforgeError as exc:
+        raise _fail(exc) from None
+    out.print(f"Registered deployment {deployment_name(dep_name)} ({deployment_id}), "
+              f"schedule '{cron}', work pool '{pool}'.\n"
+              f"Run its builds with a worker: prefect worker start --pool {pool}\n"
+              f"Run one now: prefect deployment run '{deployment_name(dep_name)}'")
 
 
 @app.command()
@@ -218,7 +267,7 @@ def query(
 
 @app.command()
 def stats(out_dir: OutOption = Path("data")) -> None:
-    """Summarise the dataset in a folder: yield, pass rate per check, rejections."""
+    """Summarise the dataset in a folder: recent runs, yield, pass rate per check, rejections."""
     from trajforge.reporting import dataset_stats
 
     try:

@@ -15,7 +15,9 @@ import asyncio
 import hashlib
 import os
 import random
+import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -45,7 +47,9 @@ from trajforge.simulation.llm import Budget, EpisodeLedger, Gateway
 from trajforge.simulation.llm_agent import LLMAgent, episode_tag
 from trajforge.simulation.llm_user import LLMUser
 from trajforge.simulation.runner import AgentPolicy, UserPolicy
+from trajforge.schemas.runs import RunOutcome, RunRecord
 from trajforge.store import TABLES, RunStore, refresh_catalog
+from trajforge.store.runs import write_run_record
 from trajforge.verifiers import verify
 from trajforge.verifiers.judge import judge_trajectory
 
@@ -66,6 +70,26 @@ class ShardSummary:
     retries: int = 0
     terminations: Counter[str] = field(default_factory=Counter)
     budget_stopped: bool = False
+    passed: int = 0  # episodes that passed every check
+
+
+@dataclass
+class GeneratedBatch:
+    """Stage 1 of a batch: indices [start, stop) generated and validated."""
+
+    start: int
+    stop: int
+    blueprints: list[TaskBlueprint]
+    rejections: list[BlueprintRejection]
+
+
+@dataclass
+class SimulatedBatch:
+    """Stage 2: the episodes of a batch's blueprints (``skipped``: faulty episodes of
+    blueprints that admit no fault)."""
+
+    trajectories: list[Trajectory]
+    skipped: int
 
 
 def episode_seed(blueprint_id: str, slot: int, agent: str) -> int:
@@ -251,6 +275,7 @@ def _process_shard(config: RunConfig, start: int, stop: int, ctx: SimulationCont
         verdicts = verify(trajectory, blueprints[trajectory.blueprint_id], domain,
                           config.verification.checks)
         rows["verdicts"].extend(verdict_to_row(v) for v in verdicts)
+        summary.passed += bool(verdicts and verdicts[0].trajectory_passed)
         judged.append((trajectory, verdicts))
     if config.verification.judge is not None and judged:
         assert ctx.gateway is not None
@@ -262,6 +287,135 @@ def _process_shard(config: RunConfig, start: int, stop: int, ctx: SimulationCont
             summary.cost_usd += cost
     summary.seconds = time.perf_counter() - began
     return rows, summary
+
+
+# --- the same stages one by one, for the Prefect flow's tasks (flows/build.py) -----------------
+# The flow runs scripted builds; model-backed ones (a budget that may stop a batch part-way, the
+# proposer, the judge) run through ``run_build`` (see ``flows.build.build``).
+
+_THREAD = threading.local()
+
+
+def thread_context(config: RunConfig, domain: Domain) -> SimulationContext:
+    """This thread's simulation context (an event loop is per thread), built on first use."""
+    contexts: dict[str, SimulationContext] = _THREAD.__dict__.setdefault("contexts", {})
+    key = f"{config.domain.name}:{config.domain.size}:{config.domain.seed}:{config.simulation.concurrency}"
+    if key not in contexts:
+        contexts[key] = SimulationContext(config, domain)
+    return contexts[key]
+
+
+def generate_batch(config: RunConfig, start: int, stop: int, domain: Domain) -> GeneratedBatch:
+    """Generate and validate blueprints [start, stop): the valid ones and the rejections."""
+    blueprints: list[TaskBlueprint] = []
+    rejections: list[BlueprintRejection] = []
+    for item in generate_blueprints(domain, config.generation, config.run_id(), start, stop):
+        if isinstance(item, BlueprintRejection):
+            rejections.append(item)
+        else:
+            blueprints.append(item)
+    return GeneratedBatch(start, stop, blueprints, rejections)
+
+
+def simulate_batch(config: RunConfig, blueprints: list[TaskBlueprint], domain: Domain) -> SimulatedBatch:
+    """One episode per blueprint per configured agent, in blueprint then agent order."""
+    jobs = [(bp, slot, kind) for bp in blueprints
+            for slot, kind in enumerate(config.simulation.agents)]
+    ctx = thread_context(config, domain)
+    outcomes = ctx.loop.run_until_complete(_simulate_all(jobs, ctx, config, config.run_id()))
+    trajectories = [o.trajectory for o in outcomes if o.trajectory is not None]
+    return SimulatedBatch(trajectories, len(outcomes) - len(trajectories))
+
+
+def verify_batch(config: RunConfig, trajectories: list[Trajectory], blueprints: list[TaskBlueprint],
+                 domain: Domain) -> list[Verdict]:
+    """The configured checks on every trajectory, in trajectory order."""
+    by_id = {bp.id: bp for bp in blueprints}
+    verdicts: list[Verdict] = []
+    for trajectory in trajectories:
+        verdicts.extend(verify(trajectory, by_id[trajectory.blueprint_id], domain,
+                               config.verification.checks))
+    return verdicts
+
+
+def batch_rows(config: RunConfig, generated: GeneratedBatch, simulated: SimulatedBatch,
+               verdicts: list[Verdict]) -> dict[str, list[dict[str, Any]]]:
+    """The batch's Arrow-ready rows per table."""
+    run_id = config.run_id()
+    return {"blueprints": [blueprint_to_row(bp, run_id) for bp in generated.blueprints],
+            "rejections": [rejection_to_row(r) for r in generated.rejections],
+            "trajectories": [trajectory_to_row(t) for t in simulated.trajectories],
+            "verdicts": [verdict_to_row(v) for v in verdicts]}
+
+
+def batch_tables(rows: dict[str, list[dict[str, Any]]]) -> dict[str, pa.Table]:
+    """Rows as typed Arrow tables (cheap to pickle between processes)."""
+    return {name: pa.Table.from_pylist(rows.get(name, []), schema=schema)  # type: ignore[misc]
+            for name, schema in TABLES.items()}
+
+
+def summarize_batch(generated: GeneratedBatch, simulated: SimulatedBatch,
+                    verdicts: list[Verdict], seconds: float) -> ShardSummary:
+    """Per-stage counts of one batch."""
+    summary = ShardSummary(generated.start, generated.stop, blueprints=len(generated.blueprints),
+                           episodes=len(simulated.trajectories), skipped_episodes=simulated.skipped,
+                           seconds=seconds)
+    summary.rejections.update(r.reason for r in generated.rejections)
+    summary.passed = len({v.trajectory_id for v in verdicts if v.trajectory_passed})
+    for trajectory in simulated.trajectories:
+        if trajectory.cost_usd is None:
+            summary.unpriced_episodes += 1
+        else:
+            summary.cost_usd += trajectory.cost_usd
+    return summary
+
+
+def process_shard(config: RunConfig, start: int, stop: int,
+                  domain: Domain | None = None) -> tuple[dict[str, list[dict[str, Any]]], ShardSummary]:
+    """Indices [start, stop) through every stage; rows per table and a summary."""
+    began = time.perf_counter()
+    if domain is None:
+        domain = load_domain(config.domain.name, config.domain.size, config.domain.seed)
+    generated = generate_batch(config, start, stop, domain)
+    simulated = simulate_batch(config, generated.blueprints, domain)
+    verdicts = verify_batch(config, simulated.trajectories, generated.blueprints, domain)
+    rows = batch_rows(config, generated, simulated, verdicts)
+    return rows, summarize_batch(generated, simulated, verdicts, time.perf_counter() - began)
+
+
+def start_record(config: RunConfig, store: RunStore, invocation_id: str, runner: str,
+                 flow_name: str | None, parameters: dict[str, Any]) -> RunRecord:
+    """The record of an invocation that is starting (outcome ``running``); written at once, so
+    a process killed before the end leaves a trace."""
+    import json
+
+    info = json.loads((store.run_dir / "run.json").read_text(encoding="utf-8"))
+    record = RunRecord(
+        id=invocation_id, run_id=store.run_id, name=config.name, config=info["config"],
+        created_at=info.get("created_at"), flow_name=flow_name, runner=runner,
+        parameters=json.dumps(parameters, sort_keys=True, default=str),
+        started_at=datetime.now(timezone.utc), outcome=RunOutcome.running,
+        n_blueprints=config.generation.n_blueprints)
+    write_run_record(store.out, record)
+    return record
+
+
+def finish_record(record: RunRecord, computed: list[ShardSummary], planned: int, cached: int,
+                  adopted: int, seconds: float, outcome: RunOutcome, error: str | None) -> RunRecord:
+    """The invocation's record at its end: what it computed (not what it found done) and what
+    that cost."""
+    rejected = sum(sum(s.rejections.values()) for s in computed)
+    valid = sum(s.blueprints for s in computed)
+    return record.model_copy(update={
+        "ended_at": datetime.now(timezone.utc), "outcome": outcome, "error": error,
+        "batches_planned": planned, "batches_computed": len(computed),
+        "batches_cached": cached, "batches_adopted": adopted,
+        "blueprints_generated": valid + rejected, "blueprints_valid": valid,
+        "blueprints_rejected": rejected, "episodes": sum(s.episodes for s in computed),
+        "episodes_passed": sum(s.passed for s in computed),
+        "episodes_skipped": sum(s.skipped_episodes for s in computed),
+        "cost_usd": sum(s.cost_usd for s in computed),
+        "episodes_unpriced": sum(s.unpriced_episodes for s in computed), "seconds": seconds})
 
 
 async def _judge_all(judged: list[tuple[Trajectory, list[Verdict]]], blueprints: dict[str, TaskBlueprint],
@@ -285,6 +439,16 @@ async def _judge_all(judged: list[tuple[Trajectory, list[Verdict]]], blueprints:
 
 _WORKER: dict[str, SimulationContext] = {}
 _WORKER_SPEND: Any = None  # the build's shared spend counter, set by the pool initializer
+_WORKER_DOMAIN: dict[str, Domain] = {}
+
+
+def cached_domain(config: RunConfig) -> Domain:
+    """One domain per process and config, built on first use (the template is the costly part;
+    environments copy it, so threads may share it)."""
+    key = f"{config.domain.name}:{config.domain.size}:{config.domain.seed}"
+    if key not in _WORKER_DOMAIN:
+        _WORKER_DOMAIN[key] = load_domain(config.domain.name, config.domain.size, config.domain.seed)
+    return _WORKER_DOMAIN[key]
 
 
 def _worker_init(spend: Any) -> None:
@@ -293,15 +457,14 @@ def _worker_init(spend: Any) -> None:
 
 
 def _worker_shard(config: RunConfig, start: int, stop: int, share: int) -> tuple[dict[str, Any], ShardSummary]:
-    # one context per worker process, built on first use (the domain template is the costly part)
+    # one context per worker process, built on first use: its event loop lives as long as the
+    # process, and its budget is the build's shared spend counter
     key = config.model_dump_json()
     if key not in _WORKER:
-        domain = load_domain(config.domain.name, config.domain.size, config.domain.seed)
         budget = Budget(config.simulation.gateway.max_cost_usd, shared=_WORKER_SPEND)
-        _WORKER[key] = SimulationContext(config, domain, budget, share=share)
+        _WORKER[key] = SimulationContext(config, cached_domain(config), budget, share=share)
     rows, summary = process_shard(config, start, stop, ctx=_WORKER[key])
-    return {name: pa.Table.from_pylist(rows.get(name, []), schema=schema)  # type: ignore[misc]
-            for name, schema in TABLES.items()}, summary
+    return batch_tables(rows), summary
 
 
 @dataclass
@@ -320,11 +483,13 @@ Progress = Callable[[ShardSummary], None]
 
 
 def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResult:
-    """Build (or finish building) the run this config describes.
+    """Build (or finish building) the run this config describes, in this process or in worker
+    processes (the direct path; ``flows.build`` runs scripted builds as a Prefect flow).
 
     With a budget (``simulation.gateway.max_cost_usd``), what earlier invocations of the same run
     spent counts: the spend is persisted beside the manifest, and once it reaches the cap no new
     episode starts and the build ends cleanly with what it has (``BuildResult.budget_stopped``).
+    Each invocation is recorded in the catalog's ``runs`` view.
     """
     began = time.perf_counter()
     out = config.store.out
@@ -332,11 +497,33 @@ def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResul
     store = RunStore(out, run_id)
     store.prepare()
     store.write_run_info({"run_id": run_id, "name": config.name,
-                         "config": config.model_dump_json(exclude={"store"}),
+                         "config": config.model_dump_json(exclude={"store", "orchestration"}),
                          "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     ranges = store.pending_ranges(config.generation.n_blueprints, config.store.shard_size)
     total_ranges = len(store.completed())
     summaries: list[ShardSummary] = []
+    record = start_record(config, store, uuid.uuid4().hex, "direct", None,
+                          {"store": config.store.model_dump(mode="json")})
+    try:
+        _run_ranges(config, ranges, store, summaries, progress)
+        refresh_catalog(out)
+    except BaseException as exc:
+        write_run_record(out, finish_record(record, summaries, len(ranges) + total_ranges, 0,
+                                            total_ranges, time.perf_counter() - began,
+                                            RunOutcome.failed, f"{type(exc).__name__}: {exc}"))
+        raise
+    write_run_record(out, finish_record(record, summaries, len(ranges) + total_ranges, 0,
+                                        total_ranges, time.perf_counter() - began,
+                                        RunOutcome.completed, None))
+    refresh_catalog(out)  # the finished record in the runs view
+    return BuildResult(run_id=run_id, out=out, shards_done=len(summaries), shards_skipped=total_ranges,
+                       seconds=time.perf_counter() - began, summaries=summaries,
+                       spent_usd=store.spent_usd() if config.uses_models() else 0.0,
+                       budget_stopped=any(s.budget_stopped for s in summaries))
+
+
+def _run_ranges(config: RunConfig, ranges: list[tuple[int, int]], store: RunStore,
+                summaries: list[ShardSummary], progress: Progress | None) -> None:
     cap = config.simulation.gateway.max_cost_usd
 
     def commit(rows: dict[str, Any], summary: ShardSummary) -> None:
@@ -352,8 +539,7 @@ def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResul
 
     workers = min(config.store.workers, len(ranges)) if ranges else 1
     if workers <= 1:
-        domain = load_domain(config.domain.name, config.domain.size, config.domain.seed)
-        ctx = SimulationContext(config, domain, Budget(cap, store.spent_usd()))
+        ctx = SimulationContext(config, cached_domain(config), Budget(cap, store.spent_usd()))
         try:
             for start, stop in ranges:
                 if ctx.budget.exhausted():
@@ -380,8 +566,3 @@ def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResul
                     inflight.append(pool.submit(_worker_shard, config, *queue.pop(0), workers))
                 commit(*done.result())
                 del done
-    refresh_catalog(out)
-    return BuildResult(run_id=run_id, out=out, shards_done=len(summaries), shards_skipped=total_ranges,
-                       seconds=time.perf_counter() - began, summaries=summaries,
-                       spent_usd=store.spent_usd() if config.uses_models() else 0.0,
-                       budget_stopped=any(s.budget_stopped for s in summaries))

@@ -84,11 +84,15 @@ def _tables(out: Path, run_id: str | None) -> list[Table]:
 
 
 def build_summary(config: "RunConfig", result: "BuildResult") -> Group:
+    cached = getattr(result, "cached", None)
+    from_cache = f" ({cached} from Prefect's cache)" if cached is not None else ""
+    startup = getattr(result, "startup_seconds", 0.0)
+    prefect = f" (Prefect server start-up {startup:.1f} s)" if startup else ""
     head = Text.assemble(
         ("Built ", "bold"), (f"{result.run_id}", "cyan"),
         f" ({config.domain.name}, {config.generation.n_blueprints} blueprints): "
-        f"{result.shards_done} shard(s) computed, {result.shards_skipped} already done, "
-        f"{result.seconds:.1f} s\n")
+        f"{result.shards_done} shard(s) computed, {result.shards_skipped} already done{from_cache}, "
+        f"{result.seconds:.1f} s{prefect}\n")
     where = Text.assemble(("Dataset: ", "bold"), str(result.out.resolve()),
                           ("\nCatalog: ", "bold"), str((result.out / CATALOG_FILE).resolve()),
                           f"\nTry: trajforge stats --out {result.out}   |   "
@@ -96,9 +100,32 @@ def build_summary(config: "RunConfig", result: "BuildResult") -> Group:
     return Group(head, *_tables(result.out, result.run_id), where)
 
 
+def recent_runs(out: Path, limit: int = 10) -> Table:
+    """The latest build invocations: what each added and what it cost."""
+    table = Table(title="recent runs")
+    table.add_column("started (UTC)", no_wrap=True)
+    table.add_column("run", overflow="ellipsis", no_wrap=True, max_width=12)
+    table.add_column("outcome", no_wrap=True, min_width=9)
+    for header in ("batches new/cached", "episodes added", "passed", "cost $", "s"):
+        table.add_column(header, justify="right")
+    for started, run_id, outcome, computed, cached, episodes, passed, cost, unpriced, seconds in query(out, f"""
+            SELECT strftime(started_at AT TIME ZONE 'UTC', '%m-%d %H:%M'), run_id, outcome,
+                   batches_computed, batches_cached + batches_adopted, episodes, episodes_passed,
+                   cost_usd, episodes_unpriced, seconds
+            FROM runs WHERE started_at IS NOT NULL ORDER BY started_at DESC LIMIT {int(limit)}""")[1]:
+        shown_cost = f"{cost:.2f}" + (f" +{unpriced} unpriced" if unpriced else "")
+        table.add_row(started, run_id, outcome, f"{computed}/{cached}", str(episodes), str(passed),
+                      shown_cost, f"{seconds:.0f}")
+    return table
+
+
 def dataset_stats(out: Path) -> Group:
-    runs = query(out, "SELECT run_id FROM runs")[1]
-    return Group(Text(f"{out.resolve()}: {len(runs)} run(s)"), *_tables(out, None))
+    (runs, invocations), = query(out, "SELECT count(DISTINCT run_id), count(*) FROM runs")[1]
+    parts: list[object] = [Text(f"{out.resolve()}: {runs} run(s), {invocations} invocation(s)")]
+    recent = recent_runs(out)
+    if recent.row_count:
+        parts.append(recent)
+    return Group(*parts, *_tables(out, None))  # type: ignore[arg-type]
 
 
 def render_trajectory(out: Path, trajectory_id: str) -> Group:

@@ -9,6 +9,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from trajforge.schemas.runs import RUN_RECORD_SCHEMA
 from trajforge.errors import StoreError
 from trajforge.store import CATALOG_FILE, TABLES, RunStore, connect, query, refresh_catalog
 
@@ -82,7 +83,7 @@ def test_empty_output_folder_gives_typed_empty_views(tmp_path: Path) -> None:
     for name in TABLES:
         columns, rows = query(out, f"SELECT * FROM {name}")
         assert columns == [field.name for field in TABLES[name]] and rows == []
-    assert query(out, "SELECT * FROM runs") == (["run_id", "name", "config", "created_at"], [])
+    assert query(out, "SELECT * FROM runs") == ([f.name for f in RUN_RECORD_SCHEMA], [])
     assert query(out, "SELECT * FROM outcomes") == (
         ["trajectory_id", "blueprint_id", "run_id", "passed", "reward"], [])
 

@@ -12,6 +12,7 @@ from trajforge.schemas.ids import content_id
 from trajforge.schemas.trajectory import FaultKind
 
 AgentKind = Literal["oracle", "faulty", "llm"]
+RunnerKind = Literal["threads", "processes", "dask", "ray"]
 
 
 class DomainConfig(Record):
@@ -115,8 +116,27 @@ class VerificationConfig(Record):
 
 class StoreConfig(Record):
     out: Path = Path("data")
-    shard_size: int = Field(default=500, ge=1, le=1_000_000)
-    workers: int = Field(default=1, ge=1, le=64, description="simulation processes")
+    shard_size: int = Field(default=500, ge=1, le=1_000_000, description="blueprints per batch (shard)")
+    workers: int = Field(default=1, ge=1, le=64,
+                         description="batches at once: threads, processes or local Dask/Ray workers")
+
+
+class OrchestrationConfig(Record):
+    """How the build's Prefect flow runs its batches; never part of the run id (any runner
+    builds exactly the same rows)."""
+
+    runner: RunnerKind = Field(default="threads", description="Prefect task runner")
+    address: str | None = Field(default=None, description="an existing Dask scheduler "
+                                "(tcp://host:8786) or Ray cluster (ray://host:10001); none "
+                                "starts a local cluster")
+    retries: int = Field(default=2, ge=0, le=10,
+                         description="retries of a stage after a transient error (never others)")
+
+    @model_validator(mode="after")
+    def _address_needs_cluster(self) -> "OrchestrationConfig":
+        if self.address is not None and self.runner not in ("dask", "ray"):
+            raise ValueError(f"an address is for the dask or ray runner, not {self.runner}")
+        return self
 
 
 # where and how fast models are reached does not change what a run is
@@ -134,6 +154,7 @@ class RunConfig(Record):
     simulation: SimulationConfig = SimulationConfig()
     verification: VerificationConfig = VerificationConfig()
     store: StoreConfig = StoreConfig()
+    orchestration: OrchestrationConfig = OrchestrationConfig()
 
     def uses_models(self) -> bool:
         return (self.simulation.uses_models() or self.generation.proposer is not None

@@ -17,8 +17,11 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from trajforge.errors import StoreError
+from trajforge.schemas.runs import RUN_RECORD_SCHEMA
+from trajforge.store.runs import run_record_files
 from trajforge.store.shards import (
     RUN_INFO_FILE,
     RUNS_DIR,
@@ -36,12 +39,6 @@ OUTCOMES_SQL = (
     "SELECT DISTINCT trajectory_id, blueprint_id, run_id, trajectory_passed AS passed, reward "
     "FROM verdicts"
 )
-EMPTY_RUNS_SQL = (
-    "SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS name, NULL::VARCHAR AS config, "
-    "NULL::VARCHAR AS created_at WHERE false"
-)
-
-
 def _sql_str(text: str) -> str:
     """A SQL string literal."""
     return "'" + text.replace("'", "''") + "'"
@@ -55,15 +52,23 @@ def _set_search_path(con: duckdb.DuckDBPyConnection, out: Path) -> None:
     con.execute(f"SET file_search_path={_sql_str(str(Path(out).resolve()))}")
 
 
-def _empty_file(out: Path, table: str) -> str:
+def _empty_file(out: Path, table: str, schema: pa.Schema | None = None) -> str:
     """A zero-row file with ``table``'s schema, so a table no run has written still has a view
     with the right columns. Returns its relative path."""
     relpath = f"{EMPTY_DIR}/{table}.parquet"
     path = out / relpath
-    if not path.exists():
+    schema = schema if schema is not None else TABLES[table]
+    if not path.exists() or _schema_of(path) != schema:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_parquet_atomic(path, pa.Table.from_pylist([], schema=TABLES[table]))
+        write_parquet_atomic(path, pa.Table.from_pylist([], schema=schema))
     return relpath
+
+
+def _schema_of(path: Path) -> pa.Schema | None:
+    try:
+        return pq.read_schema(path)
+    except (OSError, pa.ArrowException):
+        return None
 
 
 def _table_view_sql(out: Path, table: str) -> str:
@@ -74,12 +79,20 @@ def _table_view_sql(out: Path, table: str) -> str:
 
 
 def _runs_view_sql(out: Path) -> str:
+    """One row per invocation (``store/runs.py``); a run that has only a ``run.json`` (built
+    before invocations were recorded) shows as one row with the invocation columns NULL."""
+    records = run_record_files(out)
+    with_records = {Path(r).parts[1] for r in records}
     root = out / RUNS_DIR
-    infos = sorted(p.relative_to(out).as_posix() for p in root.glob(f"*/{RUN_INFO_FILE}")
-                   if p.is_file()) if root.is_dir() else []
-    if not infos:
-        return EMPTY_RUNS_SQL
-    return f"SELECT * FROM read_json_auto({_sql_list(infos)}, union_by_name=true)"
+    legacy = sorted(p.relative_to(out).as_posix() for p in root.glob(f"*/{RUN_INFO_FILE}")
+                    if p.is_file() and p.parent.name not in with_records) if root.is_dir() else []
+    files = records or [_empty_file(out, "runs", RUN_RECORD_SCHEMA)]
+    sql = f"SELECT * FROM read_parquet({_sql_list(files)}, union_by_name=true)"
+    if legacy:
+        columns = "{'run_id': 'VARCHAR', 'name': 'VARCHAR', 'config': 'VARCHAR', 'created_at': 'VARCHAR'}"
+        sql += (f" UNION ALL BY NAME SELECT * FROM read_json({_sql_list(legacy)}, "
+                f"columns={columns})")
+    return sql
 
 
 def _view_statements(out: Path) -> list[str]:
@@ -117,7 +130,7 @@ def _start_copy(final: Path, tmp: Path) -> None:
 
 def refresh_catalog(out: Path) -> Path:
     """(Re)create the views ``blueprints``, ``rejections``, ``trajectories``, ``verdicts``,
-    ``outcomes`` and ``runs`` in ``out/catalog.duckdb`` over the committed shards of all runs.
+    ``outcomes`` and ``runs`` (one row per build invocation) in ``out/catalog.duckdb`` over the committed shards of all runs.
     Returns the catalog's path."""
     out = Path(out).resolve()
     final = out / CATALOG_FILE

@@ -267,6 +267,24 @@ class RunStore:
         """Write one file per table (zero rows still gives a typed file), then commit the shard
         by appending its manifest line. Raises ``StoreError`` for an unknown table or rows that
         do not fit the table's schema."""
+        record = self.write_shard_files(start, stop, rows)
+        self.commit(record)
+        return record
+
+    def commit(self, record: ShardRecord) -> None:
+        """Commit a shard whose files are written: append its manifest line. Only one process
+        commits to a run at a time (the one that planned the build); workers that wrote the
+        files hand their ``ShardRecord`` back to it."""
+        self._append_manifest(record.to_json())
+
+    def intact(self, record: ShardRecord) -> bool:
+        """All of the shard's files are present and hash to what the record says."""
+        return self._intact(record)
+
+    def write_shard_files(self, start: int, stop: int,
+                          rows: dict[str, list[dict[str, Any]]] | dict[str, pa.Table]) -> ShardRecord:
+        """Write one file per table atomically, without committing: the returned record is
+        what ``commit`` appends. Any process may do this (a worker writes its own shards)."""
         if not 0 <= start < stop:
             raise StoreError(f"invalid shard range [{start}, {stop})")
         unknown = sorted(set(rows) - set(TABLES))
@@ -284,9 +302,7 @@ class RunStore:
             relpath = self.shard_relpath(name, start, stop)
             sha = self._write_file(self.out / relpath, table)
             files[name] = ShardFile(path=relpath, rows=table.num_rows, sha256=sha)
-        record = ShardRecord(start=start, stop=stop, files=files)
-        self._append_manifest(record.to_json())
-        return record
+        return ShardRecord(start=start, stop=stop, files=files)
 
     def _write_file(self, path: Path, table: pa.Table) -> str:
         try:
@@ -341,11 +357,18 @@ class RunStore:
         """Write ``runs/<run_id>/run.json`` atomically; ``run_id`` is filled in when absent.
         The catalog's ``runs`` view reads these files."""
         body = {"run_id": self.run_id, **info}
+        path = self.run_dir / RUN_INFO_FILE
+        try:
+            # created_at is when the run was first created; later invocations keep it
+            previous = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(previous, dict) and previous.get("created_at"):
+                body["created_at"] = previous["created_at"]
+        except (OSError, ValueError):
+            pass
         try:
             text = json.dumps(body, sort_keys=True, ensure_ascii=False, default=str)
         except (TypeError, ValueError) as exc:
             raise StoreError(f"run info is not JSON-able: {exc}") from exc
-        path = self.run_dir / RUN_INFO_FILE
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             _write_text_atomic(path, text + "\n")

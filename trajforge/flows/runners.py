@@ -1,0 +1,65 @@
+"""The Prefect task runner a build's batches run on.
+
+- ``threads`` (default): a thread pool in the build's process; right for I/O-bound (LLM) work.
+- ``processes``: a process pool on this machine; CPU-bound scripted builds scale with cores.
+- ``dask``: an existing cluster at ``address`` (``tcp://host:8786``), or a local cluster of
+  ``workers`` worker processes (one thread each) started and stopped with the build.
+- ``ray``: an existing cluster at ``address`` (``ray://host:10001``), or a local Ray instance.
+
+Every worker writes its own batch's Parquet files (so the output folder must be shared storage
+when workers run on other machines, and the Prefect API must be reachable from them: a real
+``prefect server``, not the build's temporary one); the build's own process commits them to the
+manifest. Which runner ran a batch never changes its rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trajforge.errors import ConfigError
+from trajforge.flows.runtime import QUIET_ENV, set_quiet_console
+from trajforge.schemas.config import OrchestrationConfig
+
+EXTRAS = {"dask": ("prefect_dask", "distributed"), "ray": ("prefect_ray", "ray")}
+
+
+def check_runner(orchestration: OrchestrationConfig) -> None:
+    """Fail early, with the install command, when the runner's optional packages are missing."""
+    import importlib.util
+
+    for module in EXTRAS.get(orchestration.runner, ()):
+        if importlib.util.find_spec(module) is None:
+            raise ConfigError("orchestration.runner",
+                              f"the {orchestration.runner} runner needs the '{orchestration.runner}' "
+                              f"extra: pip install 'trajforge[{orchestration.runner}]'")
+
+
+def make_task_runner(orchestration: OrchestrationConfig, workers: int, quiet: bool = False) -> Any:
+    check_runner(orchestration)
+    runner = orchestration.runner
+    if runner == "threads":
+        from prefect.task_runners import ThreadPoolTaskRunner
+
+        return ThreadPoolTaskRunner(max_workers=workers)
+    if runner == "processes":
+        from prefect.task_runners import ProcessPoolTaskRunner
+
+        return ProcessPoolTaskRunner(max_workers=workers,
+                                     initializer=set_quiet_console if quiet else None)
+    if runner == "dask":
+        from prefect_dask import DaskTaskRunner
+
+        if orchestration.address:
+            return DaskTaskRunner(address=orchestration.address)
+        return DaskTaskRunner(cluster_class="distributed.LocalCluster", cluster_kwargs={
+            "n_workers": workers, "threads_per_worker": 1, "processes": True,
+            "dashboard_address": None, "env": dict(QUIET_ENV) if quiet else {}})
+    if runner == "ray":
+        from prefect_ray import RayTaskRunner
+
+        if orchestration.address:
+            return RayTaskRunner(address=orchestration.address)
+        return RayTaskRunner(init_kwargs={
+            "num_cpus": workers, "include_dashboard": False, "log_to_driver": not quiet,
+            "runtime_env": {"env_vars": dict(QUIET_ENV)} if quiet else {}})
+    raise ConfigError("orchestration.runner", f"unknown runner {runner!r}")
