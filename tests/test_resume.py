@@ -184,6 +184,8 @@ def test_killed_build_resumes_from_prefect_cache_to_exactly_the_rows_of_an_unint
         assert hits == done, f"{done - hits} shard(s) done without a cache hit"
         assert len(committed) <= hits <= cached_results, (hits, len(committed), cached_results)
         assert computed + hits == N_SHARDS and computed >= 1, (computed, hits)
+        print(f"\nkilled with {len(committed)} of {N_SHARDS} shards committed, {cached_results} batch "
+              f"results persisted; resume: {hits} cache hits, {computed} computed")
         # the finished shards were not recomputed: their files are byte for byte the same
         assert _file_digests(crashed, run_id, committed) == finished_files
 
