@@ -370,19 +370,6 @@ def summarize_batch(generated: GeneratedBatch, simulated: SimulatedBatch,
     return summary
 
 
-def process_shard(config: RunConfig, start: int, stop: int,
-                  domain: Domain | None = None) -> tuple[dict[str, list[dict[str, Any]]], ShardSummary]:
-    """Indices [start, stop) through every stage; rows per table and a summary."""
-    began = time.perf_counter()
-    if domain is None:
-        domain = load_domain(config.domain.name, config.domain.size, config.domain.seed)
-    generated = generate_batch(config, start, stop, domain)
-    simulated = simulate_batch(config, generated.blueprints, domain)
-    verdicts = verify_batch(config, simulated.trajectories, generated.blueprints, domain)
-    rows = batch_rows(config, generated, simulated, verdicts)
-    return rows, summarize_batch(generated, simulated, verdicts, time.perf_counter() - began)
-
-
 def start_record(config: RunConfig, store: RunStore, invocation_id: str, runner: str,
                  flow_name: str | None, parameters: dict[str, Any]) -> RunRecord:
     """The record of an invocation that is starting (outcome ``running``); written at once, so

@@ -110,7 +110,7 @@ def test_a_500_episode_build_survives_a_flaky_endpoint(tmp_path: Path, policy_en
     # and every injected failure was retried
     assert retries >= failed - gave_up
     assert malformed == stats["malformed"]
-    passed = query(out, "SELECT avg(passed::INT) FROM outcomes")[1][0]
+    passed = query(out, "SELECT avg(passed::INT) FROM outcomes")[1][0][0]
     assert passed > 0.5
 
 
