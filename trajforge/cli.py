@@ -41,10 +41,15 @@ def build(
     domain: Annotated[Optional[str], typer.Option("--domain", help="domain name")] = None,
     workers: Annotated[Optional[int], typer.Option("--workers", help="simulation processes")] = None,
     shard_size: Annotated[Optional[int], typer.Option("--shard-size", help="blueprints per shard")] = None,
+    select: Annotated[Optional[int], typer.Option(
+        "--select", help="select K diverse trajectories (diversity.select)")] = None,
+    dedup_threshold: Annotated[Optional[float], typer.Option(
+        "--dedup-threshold", help="remove near-duplicates at cosine >= T (diversity.dedup_threshold)")] = None,
     overrides: Annotated[Optional[list[str]], typer.Option("--set", help="KEY=VALUE config override")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="no progress bar")] = False,
 ) -> None:
-    """Generate, validate, simulate, verify and store a dataset (resumes an unfinished run)."""
+    """Generate, validate, simulate, verify and store a dataset (resumes an unfinished run);
+    with --select/--dedup-threshold, then score, deduplicate and select for diversity."""
     from trajforge.config import load_config, parse_override
     from trajforge.pipeline import run_build
     from trajforge.reporting import build_summary
@@ -54,7 +59,8 @@ def build(
         values.update({k: v for k, v in {
             "store.out": str(out_dir) if out_dir else None, "generation.n_blueprints": n,
             "generation.seed": seed, "domain.name": domain, "store.workers": workers,
-            "store.shard_size": shard_size}.items() if v is not None})
+            "store.shard_size": shard_size, "diversity.select": select,
+            "diversity.dedup_threshold": dedup_threshold}.items() if v is not None})
         cfg = load_config(config, values)
     except TrajforgeError as exc:
         raise _fail(exc) from None
@@ -109,7 +115,7 @@ def query(
     fmt: Annotated[str, typer.Option("--format", help="table, csv or json")] = "table",
 ) -> None:
     """Run one SQL statement over the catalog (views: blueprints, trajectories, verdicts,
-    outcomes, rejections, runs)."""
+    outcomes, rejections, runs, embeddings, scores, selection)."""
     from trajforge.store import query as run_query
 
     if fmt not in ("table", "csv", "json"):
@@ -136,7 +142,8 @@ def query(
 
 @app.command()
 def stats(out_dir: OutOption = Path("data")) -> None:
-    """Summarise the dataset in a folder: yield, pass rate per check, rejections."""
+    """Summarise the dataset in a folder: yield, pass rate per check, rejections, and the
+    Vendi score per domain and stratum with the effect of selection (when one was run)."""
     from trajforge.reporting import dataset_stats
 
     try:

@@ -145,6 +145,7 @@ class BuildResult:
     shards_skipped: int
     seconds: float
     summaries: list[ShardSummary]
+    diversity: Any = None  # curation.DiversityResult when diversity.select/dedup_threshold is set
 
 
 Progress = Callable[[ShardSummary], None]
@@ -158,7 +159,7 @@ def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResul
     store = RunStore(out, run_id)
     store.prepare()
     store.write_run_info({"run_id": run_id, "name": config.name,
-                         "config": config.model_dump_json(exclude={"store"}),
+                         "config": config.model_dump_json(exclude={"store", "diversity"}),
                          "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     ranges = store.pending_ranges(config.generation.n_blueprints, config.store.shard_size)
     total_ranges = len(store.completed())
@@ -192,5 +193,10 @@ def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResul
                 commit(*done.result())
                 del done
     refresh_catalog(out)
+    diversity = None
+    if config.diversity.active:
+        from trajforge.curation import run_diversity
+
+        diversity = run_diversity(config, run_id)
     return BuildResult(run_id=run_id, out=out, shards_done=len(summaries), shards_skipped=total_ranges,
-                       seconds=time.perf_counter() - began, summaries=summaries)
+                       seconds=time.perf_counter() - began, summaries=summaries, diversity=diversity)

@@ -19,6 +19,8 @@ import duckdb
 import pyarrow as pa
 
 from trajforge.errors import StoreError
+from trajforge.schemas.arrow import DIVERSITY_TABLES
+from trajforge.store.derived import derived_files
 from trajforge.store.shards import (
     RUN_INFO_FILE,
     RUNS_DIR,
@@ -62,7 +64,8 @@ def _empty_file(out: Path, table: str) -> str:
     path = out / relpath
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_parquet_atomic(path, pa.Table.from_pylist([], schema=TABLES[table]))
+        schema = TABLES[table] if table in TABLES else DIVERSITY_TABLES[table]
+        write_parquet_atomic(path, pa.Table.from_pylist([], schema=schema))
     return relpath
 
 
@@ -85,6 +88,10 @@ def _runs_view_sql(out: Path) -> str:
 def _view_statements(out: Path) -> list[str]:
     statements = [f"CREATE OR REPLACE VIEW {name} AS {_table_view_sql(out, name)}"
                   for name in TABLES]
+    for name in DIVERSITY_TABLES:  # embeddings, scores, selection (see store/derived.py)
+        files = derived_files(out, name) or [_empty_file(out, name)]
+        statements.append(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet("
+                          f"{_sql_list(files)}, union_by_name=true, hive_partitioning=false)")
     statements.append(f"CREATE OR REPLACE VIEW outcomes AS {OUTCOMES_SQL}")
     statements.append(f"CREATE OR REPLACE VIEW runs AS {_runs_view_sql(out)}")
     return statements
@@ -117,7 +124,7 @@ def _start_copy(final: Path, tmp: Path) -> None:
 
 def refresh_catalog(out: Path) -> Path:
     """(Re)create the views ``blueprints``, ``rejections``, ``trajectories``, ``verdicts``,
-    ``outcomes`` and ``runs`` in ``out/catalog.duckdb`` over the committed shards of all runs.
+    ``outcomes``, ``runs`` and the diversity stage's ``embeddings``, ``scores``, ``selection`` in ``out/catalog.duckdb`` over the committed shards of all runs.
     Returns the catalog's path."""
     out = Path(out).resolve()
     final = out / CATALOG_FILE

@@ -1,0 +1,220 @@
+"""Greedy Vendi-maximising selection, exact and incremental, with a quality-weighted variant and
+stratified allocation.
+
+The objective is the order-2 Vendi score of the selected set ``S`` (m items, unit rows):
+``VS₂(S) = m² / ‖C_S‖²_F`` with ``C_S = Σ_{s∈S} x_s x_sᵀ``. Adding a candidate ``x`` gives
+``‖C_S + x xᵀ‖²_F = ‖C_S‖²_F + 2 a_x + 1`` where ``a_x = Σ_{s∈S} (x·x_s)²``: every candidate's
+gain follows from one scalar, and a step changes each ``a_x`` by one squared dot product. Order
+2 is used because it is the order whose rank-one update has this closed form; no step
+recomputes an eigen-decomposition. The other orders are reported for the result.
+
+Why this is fast at n = 100,000: ``a_x`` only grows as ``S`` grows, so a stale ``a_x`` is a
+lower bound. Each step ranks candidates by their bound, evaluates the best few exactly (stale
+value + the selections not yet applied, a small matrix product), and stops as soon as the best
+exact objective beats every remaining bound (lazy greedy; exact, not an approximation). The
+pending selections are folded into all bounds every ``refresh`` steps with one GEMM, so the
+work is compute-bound matrix products rather than one memory-bound pass over X per step.
+
+Quality-weighted variant (the qVS of Nguyen & Dieng, 2024): maximise
+``mean quality(S) · VS₂(S)``; with all qualities equal it is the plain objective.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from trajforge.verifiers.diversity.vendi import normalize_rows
+
+Allocation = Literal["proportional", "balanced"]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """``order``: selected row indices in the order chosen. ``gains``: the objective's increase
+    at each step. ``final_gain``: for every row, the objective's increase if it were added to
+    the final selection (its own step's gain for selected rows). ``vendi2``: VS₂ after each
+    step."""
+
+    order: np.ndarray
+    gains: np.ndarray
+    final_gain: np.ndarray
+    vendi2: np.ndarray
+
+    @property
+    def mask(self) -> np.ndarray:
+        m = np.zeros(len(self.final_gain), dtype=bool)
+        m[self.order] = True
+        return m
+
+
+def _objective(m: int, frob: float, a: np.ndarray, qsum: float, quality: np.ndarray | None
+               ) -> np.ndarray:
+    """Objective of S ∪ {x} for candidates with cross terms ``a`` (vectorised)."""
+    vs = (m + 1) ** 2 / (frob + 2.0 * a + 1.0)
+    if quality is None:
+        return vs
+    return (qsum + quality) / (m + 1) * vs
+
+
+def greedy_select(X: np.ndarray, k: int, *, quality: np.ndarray | None = None,
+                  normalize: bool = True, refresh: int = 64, shortlist: int = 32) -> Selection:
+    """Choose ``k`` rows of ``X`` greedily maximising VS₂ (or mean quality x VS₂ when
+    ``quality`` is given, values >= 0). Ties go to the lower index."""
+    X = np.asarray(X)
+    if not np.issubdtype(X.dtype, np.floating):
+        X = X.astype(np.float64)
+    n = X.shape[0]
+    if not 0 <= k <= n:
+        raise ValueError(f"cannot select {k} of {n} rows")
+    if normalize:
+        X = normalize_rows(X)
+    q = None
+    if quality is not None:
+        q = np.asarray(quality, dtype=np.float64)
+        if q.shape != (n,) or np.any(q < 0) or not np.all(np.isfinite(q)):
+            raise ValueError("quality must be one finite value >= 0 per row")
+    bound = np.zeros(n, dtype=np.float64)        # a_x with the applied selections only
+    pending: list[int] = []                      # selections not yet folded into ``bound``
+    chosen = np.zeros(n, dtype=bool)
+    order: list[int] = []
+    gains: list[float] = []
+    trace: list[float] = []
+    frob = 0.0
+    qsum = 0.0
+    value = 0.0
+    for m in range(k):
+        P = X[pending] if pending else None
+        # upper bounds on each candidate's objective, from its lower-bounded a_x
+        upper = _objective(m, frob, bound, qsum, q)
+        upper[chosen] = -np.inf
+        width = min(shortlist, n - m)
+        while True:
+            if width >= n - m:
+                cand = np.flatnonzero(~chosen)
+                rest = -np.inf
+            else:
+                part = np.argpartition(-upper, width)
+                cand, rest = part[:width], float(upper[part[width]])
+            exact_a = bound[cand] if P is None else bound[cand] + ((X[cand] @ P.T) ** 2).sum(axis=1)
+            exact = _objective(m, frob, exact_a, qsum, None if q is None else q[cand])
+            best = float(exact.max())
+            if best >= rest:
+                ties = cand[exact == best]
+                pick = int(ties.min())
+                a_pick = float(exact_a[np.flatnonzero(cand == pick)[0]])
+                break
+            width = min(2 * width, n - m)
+        chosen[pick] = True
+        order.append(pick)
+        gains.append(best - value)
+        value = best
+        frob += 2.0 * a_pick + 1.0
+        trace.append((m + 1) ** 2 / frob)
+        if q is not None:
+            qsum += float(q[pick])
+        pending.append(pick)
+        if len(pending) >= refresh:
+            bound += ((X @ X[pending].T) ** 2).sum(axis=1)
+            pending.clear()
+    if pending:
+        bound += ((X @ X[pending].T) ** 2).sum(axis=1)
+    final_gain = _objective(k, frob, bound, qsum, q) - value
+    final_gain[order] = gains
+    return Selection(order=np.asarray(order, dtype=np.int64), gains=np.asarray(gains),
+                     final_gain=final_gain, vendi2=np.asarray(trace))
+
+
+def vendi2_of_set(X: np.ndarray, normalize: bool = True) -> float:
+    """VS₂ of the rows of X through the d x d covariance (the objective's value)."""
+    X = normalize_rows(np.asarray(X, dtype=np.float64)) if normalize else np.asarray(X, np.float64)
+    C = X.T @ X
+    return X.shape[0] ** 2 / float((C * C).sum())
+
+
+def leave_one_out_vendi2(X: np.ndarray, normalize: bool = True, batch_size: int = 65_536
+                         ) -> tuple[float, np.ndarray]:
+    """VS₂ of all rows, and for each row how much VS₂ drops without it (its marginal
+    contribution): ``n²/F - (n-1)²/(F - 2 xᵀCx + 1)``, one O(n d²) pass."""
+    X = np.asarray(X)
+    if normalize:
+        X = normalize_rows(X)
+    n = X.shape[0]
+    C = np.zeros((X.shape[1], X.shape[1]))
+    for lo in range(0, n, batch_size):
+        B = X[lo:lo + batch_size]
+        C += B.T @ B
+    frob = float((C * C).sum())
+    Cx = C.astype(X.dtype)
+    a = np.empty(n, dtype=np.float64)
+    for lo in range(0, n, batch_size):
+        B = X[lo:lo + batch_size]
+        a[lo:lo + len(B)] = ((B @ Cx) * B).sum(axis=1)
+    full = n ** 2 / frob
+    if n == 1:
+        return full, np.array([full])
+    without = (n - 1) ** 2 / np.maximum(frob - 2.0 * a + 1.0, 1e-12)
+    return full, full - without
+
+
+def allocate(sizes: dict[Hashable, int], k: int, how: Allocation = "proportional"
+             ) -> dict[Hashable, int]:
+    """Split ``k`` over strata. ``proportional``: by stratum size, largest remainders first;
+    ``balanced``: as equal as the sizes allow. Never more than a stratum holds; a stratum's
+    unused share goes to the others. Deterministic (ties by sorted key)."""
+    total = sum(sizes.values())
+    if not 0 <= k <= total:
+        raise ValueError(f"cannot select {k} of {total} items")
+    keys = sorted(sizes, key=str)
+    quota = dict.fromkeys(keys, 0)
+    remaining = k
+    while remaining > 0:
+        open_keys = [s for s in keys if quota[s] < sizes[s]]
+        if how == "balanced":
+            weights = {s: 1.0 for s in open_keys}
+        else:
+            weights = {s: float(sizes[s] - quota[s]) for s in open_keys}
+        wsum = sum(weights.values())
+        raw = {s: remaining * weights[s] / wsum for s in open_keys}
+        give = {s: min(int(math.floor(raw[s])), sizes[s] - quota[s]) for s in open_keys}
+        left = remaining - sum(give.values())
+        for s in sorted(open_keys, key=lambda s: (-(raw[s] - give[s]), str(s))):
+            if left == 0:
+                break
+            if quota[s] + give[s] < sizes[s]:
+                give[s] += 1
+                left -= 1
+        if not any(give.values()):
+            break
+        for s, g in give.items():
+            quota[s] += g
+        remaining = k - sum(quota.values())
+    return quota
+
+
+def stratified_select(X: np.ndarray, k: int, strata: Sequence[Hashable], *,
+                      quality: np.ndarray | None = None, how: Allocation = "proportional",
+                      normalize: bool = True) -> tuple[np.ndarray, np.ndarray, dict[Hashable, int]]:
+    """Greedy selection inside each stratum with ``allocate``'s quotas. Returns the selected
+    row indices (stratum by stratum, each in greedy order), each row's gain (as in
+    ``Selection.final_gain``, within its stratum) and the quotas."""
+    strata = list(strata)
+    if len(strata) != len(X):
+        raise ValueError("one stratum label per row")
+    groups: dict[Hashable, list[int]] = {}
+    for i, s in enumerate(strata):
+        groups.setdefault(s, []).append(i)
+    quota = allocate({s: len(v) for s, v in groups.items()}, k, how)
+    order: list[int] = []
+    gain = np.zeros(len(X), dtype=np.float64)
+    for s in sorted(groups, key=str):
+        idx = np.asarray(groups[s])
+        sel = greedy_select(X[idx], quota[s], quality=None if quality is None else quality[idx],
+                            normalize=normalize)
+        order.extend(idx[sel.order].tolist())
+        gain[idx] = sel.final_gain
+    return np.asarray(order, dtype=np.int64), gain, quota
