@@ -257,7 +257,9 @@ def run_diversity(config: RunConfig, run_id: str, progress: Progress | None = No
     summary["vendi_kept"] = _scores(X[keep]) if keep.any() else None
     sel_mask = selected if cfg.select is not None else None
     summary["by_domain"] = _group_scores(X, cand.domain, sel_mask)
-    summary["by_stratum"] = _group_scores(X, strata, sel_mask)
+    # reported per full stratum whatever the allocation used
+    full = [f"{cand.domain[i]}/{cand.intent[i]}/{cand.complexity[i]}" for i in range(n)]
+    summary["by_stratum"] = _group_scores(X, full, sel_mask)
 
     say("writing scores and decisions")
     objective = "mean quality x VS2" if cfg.quality_weighted else "VS2"

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
 from rich.panel import Panel
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from trajforge.errors import StoreError
@@ -105,7 +105,7 @@ def diversity_tables(summary: dict[str, Any]) -> list[Table]:
                            f"{nc['originals_kept']:.1%}")
         tables.append(copies)
     for title, key in (("Vendi by domain", "by_domain"), ("Vendi by stratum", "by_stratum")):
-        t = Table("group", "items", f"Vendi q={q}", "selected", f"selected Vendi q={q}", title=title)
+        t = Table(Column("group", overflow="fold"), "items", f"Vendi q={q}", "selected", f"selected Vendi q={q}", title=title)
         for row in summary.get(key, []):
             t.add_row(row["group"], str(row["items"]), _v(row["vendi"], q),
                       str(row.get("selected", "-")), _v(row.get("vendi_selected"), q))

@@ -81,7 +81,8 @@ class DiversityConfig(Record):
                                       "calls view ignores wording, see verifiers/diversity")
     q: float | Literal["inf"] = Field(default=1.0, description="Vendi order reported first")
     quality_weighted: bool = Field(default=True, description="maximise mean reward x Vendi")
-    stratify_by: tuple[Stratum, ...] = ("domain", "intent", "complexity")
+    stratify_by: tuple[Stratum, ...] = Field(default=("domain",), description="quotas per "
+                                              "stratum; add intent, complexity for coverage")
     allocation: Literal["proportional", "balanced"] = "proportional"
     candidates: Literal["passed", "all"] = "passed"
     device: str | None = Field(default=None, description="cpu, cuda, ...; None: cuda if present")
