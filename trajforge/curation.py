@@ -239,7 +239,8 @@ def run_diversity(config: RunConfig, run_id: str, progress: Progress | None = No
         say(f"selecting {k} of {len(kept_idx)}")
         order, g, quota = stratified_select(
             X[kept_idx], k, [strata[i] for i in kept_idx],
-            quality=quality[kept_idx] if cfg.quality_weighted else None, how=cfg.allocation)
+            quality=quality[kept_idx] if cfg.quality_weighted else None, how=cfg.allocation,
+            method=cfg.method, rng=np.random.default_rng(cfg.seed))
         picked = kept_idx[order]
         selected[picked] = True
         rank[picked] = np.arange(len(picked))

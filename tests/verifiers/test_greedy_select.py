@@ -11,6 +11,7 @@ from trajforge.verifiers.diversity.select import (
     allocate,
     greedy_select,
     leave_one_out_vendi2,
+    stochastic_greedy_select,
     stratified_select,
 )
 from trajforge.verifiers.diversity.vendi import vendi_score
@@ -130,3 +131,23 @@ def test_bad_arguments() -> None:
         greedy_select(np.eye(3), 4)
     with pytest.raises(ValueError):
         greedy_select(np.eye(3), 2, quality=np.array([1.0, -1.0, 0.5]))
+
+
+def test_stochastic_greedy_with_a_full_sample_is_exact_greedy() -> None:
+    X = clustered(300, 12, 8, seed=7)
+    quality = np.random.default_rng(7).uniform(0.5, 1.0, size=300)
+    for q in (None, quality):
+        exact = greedy_select(X, 40, quality=q)
+        full = stochastic_greedy_select(X, 40, quality=q, sample=300)
+        assert full.order.tolist() == exact.order.tolist()
+        np.testing.assert_allclose(full.final_gain, exact.final_gain, rtol=1e-9, atol=1e-12)
+
+
+def test_stochastic_greedy_is_deterministic_in_its_rng_and_close_to_greedy() -> None:
+    X = clustered(3000, 24, 30, seed=8)
+    a = stochastic_greedy_select(X, 150, rng=np.random.default_rng(1))
+    b = stochastic_greedy_select(X, 150, rng=np.random.default_rng(1))
+    assert a.order.tolist() == b.order.tolist() and len(set(a.order.tolist())) == 150
+    exact = greedy_select(X, 150)
+    assert a.vendi2[-1] >= 0.9 * exact.vendi2[-1]
+    assert a.vendi2[-1] == pytest.approx(vendi_score(X[a.order], 2.0), rel=1e-9)

@@ -18,6 +18,9 @@ slower on the transposed view of a row gather, hence the explicit contiguous cop
 per-step matrix-vector product runs on one BLAS thread: a pool fits in cache, and waking a
 second thread costs more than the product, ~10x more when the CPUs are shared.)
 
+``stochastic_greedy_select`` is the sampled variant for when exact greedy is too slow (rows so
+alike that few picks can be certified per round): a fixed cost per step, near-greedy value.
+
 Quality-weighted variant (the qVS of Nguyen & Dieng, 2024): maximise
 ``mean quality(S) · VS₂(S)``; with all qualities equal it is the plain objective.
 """
@@ -35,6 +38,7 @@ from threadpoolctl import threadpool_limits
 from trajforge.verifiers.diversity.vendi import normalize_rows
 
 Allocation = Literal["proportional", "balanced"]
+Method = Literal["exact", "stochastic"]
 _FOLD = 256
 
 
@@ -149,8 +153,75 @@ def greedy_select(X: np.ndarray, k: int, *, quality: np.ndarray | None = None,
                 G = X @ np.ascontiguousarray(X[picked[lo:lo + _FOLD]].T)
                 G *= G
                 a_all += G.sum(axis=1, dtype=np.float64)
+        if len(picked) <= size // 16:  # the bound outside the pool is too close: widen it
+            size = min(2 * size, n)
+    final_gain = _objective(k, frob, a_all, qsum, q) - value
+    final_gain[order] = gains
+    return Selection(order=np.asarray(order, dtype=np.int64), gains=np.asarray(gains),
+                     final_gain=final_gain, vendi2=np.asarray(trace))
+
+
+def stochastic_greedy_select(X: np.ndarray, k: int, *, quality: np.ndarray | None = None,
+                             normalize: bool = True, epsilon: float = 0.01,
+                             sample: int | None = None, rng: np.random.Generator | None = None
+                             ) -> Selection:
+    """Stochastic greedy (Mirzasoleiman et al., 2015) on the same objective: each step
+    evaluates a random sample of ``(n/k)·ln(1/epsilon)`` remaining candidates exactly
+    (``a_x = xᵀ C_S x`` against the maintained d x d ``C_S``, a rank-one update per step) and
+    takes the best. O(k · sample · d²) in all, independent of how alike the candidates are;
+    with ``sample >= n`` it is exactly ``greedy_select``. ``rng`` defaults to seed 0."""
+    X = np.asarray(X)
+    if not np.issubdtype(X.dtype, np.floating):
+        X = X.astype(np.float64)
+    n, d = X.shape
+    if not 0 <= k <= n:
+        raise ValueError(f"cannot select {k} of {n} rows")
+    if normalize:
+        X = normalize_rows(X)
+    q = None if quality is None else np.asarray(quality, dtype=np.float64)
+    if q is not None and (q.shape != (n,) or np.any(q < 0) or not np.all(np.isfinite(q))):
+        raise ValueError("quality must be one finite value >= 0 per row")
+    rng = rng if rng is not None else np.random.default_rng(0)
+    size = sample if sample is not None else max(1, math.ceil(n / max(k, 1) * math.log(1 / epsilon)))
+    C = np.zeros((d, d), dtype=np.float64)
+    remaining = np.arange(n)  # remaining[:left] are the unchosen rows
+    left = n
+    order: list[int] = []
+    gains: list[float] = []
+    trace: list[float] = []
+    frob = qsum = value = 0.0
+    one_thread = threadpool_limits(1, user_api="blas")  # small products: see the module note
+    for m in range(k):
+        if size >= left:
+            pos = np.arange(left)
         else:
-            size *= 2
+            pos = np.unique(rng.integers(0, left, size=size))
+        cand = remaining[pos]
+        rows = X[cand]
+        a = ((rows @ C.astype(X.dtype)) * rows).sum(axis=1, dtype=np.float64)
+        v = _objective(m, frob, a, qsum, None if q is None else q[cand])
+        best = float(v.max())
+        at = np.flatnonzero(v == best)
+        j = at[np.argmin(cand[at])]
+        pick = int(cand[j])
+        order.append(pick)
+        gains.append(best - value)
+        value = best
+        frob += 2.0 * float(a[j]) + 1.0
+        trace.append((m + 1) ** 2 / frob)
+        if q is not None:
+            qsum += float(q[pick])
+        x = X[pick].astype(np.float64)
+        C += np.outer(x, x)
+        left -= 1
+        remaining[pos[j]] = remaining[left]
+        remaining[left] = pick
+    one_thread.restore_original_limits()
+    a_all = np.empty(n, dtype=np.float64)
+    Cx = C.astype(X.dtype)
+    for lo in range(0, n, 16_384):
+        B = X[lo:lo + 16_384]
+        a_all[lo:lo + len(B)] = ((B @ Cx) * B).sum(axis=1, dtype=np.float64)
     final_gain = _objective(k, frob, a_all, qsum, q) - value
     final_gain[order] = gains
     return Selection(order=np.asarray(order, dtype=np.int64), gains=np.asarray(gains),
@@ -226,7 +297,9 @@ def allocate(sizes: dict[Hashable, int], k: int, how: Allocation = "proportional
 
 def stratified_select(X: np.ndarray, k: int, strata: Sequence[Hashable], *,
                       quality: np.ndarray | None = None, how: Allocation = "proportional",
-                      normalize: bool = True) -> tuple[np.ndarray, np.ndarray, dict[Hashable, int]]:
+                      normalize: bool = True, method: Method = "exact",
+                      rng: np.random.Generator | None = None
+                      ) -> tuple[np.ndarray, np.ndarray, dict[Hashable, int]]:
     """Greedy selection inside each stratum with ``allocate``'s quotas. Returns the selected
     row indices (stratum by stratum, each in greedy order), each row's gain (as in
     ``Selection.final_gain``, within its stratum) and the quotas."""
@@ -241,8 +314,10 @@ def stratified_select(X: np.ndarray, k: int, strata: Sequence[Hashable], *,
     gain = np.zeros(len(X), dtype=np.float64)
     for s in sorted(groups, key=str):
         idx = np.asarray(groups[s])
-        sel = greedy_select(X[idx], quota[s], quality=None if quality is None else quality[idx],
-                            normalize=normalize)
+        qs = None if quality is None else quality[idx]
+        sel = (greedy_select(X[idx], quota[s], quality=qs, normalize=normalize) if method == "exact"
+               else stochastic_greedy_select(X[idx], quota[s], quality=qs, normalize=normalize,
+                                             rng=rng))
         order.extend(idx[sel.order].tolist())
         gain[idx] = sel.final_gain
     return np.asarray(order, dtype=np.int64), gain, quota
