@@ -146,7 +146,9 @@ class SentenceTransformerEmbedder:
             if device == "cpu":
                 torch.set_num_threads(self.threads or len(os.sched_getaffinity(0)))
             try:
-                self._model = SentenceTransformer(self.model, device=device)
+                # a local folder never needs the hub; say so, so nothing is ever fetched
+                self._model = SentenceTransformer(self.model, device=device,
+                                                  local_files_only=Path(self.model).is_dir())
             except (OSError, ValueError) as exc:
                 raise ConfigError("diversity.embedder",
                                   f"cannot load sentence-transformers model {self.model!r}: "
