@@ -11,15 +11,17 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from trajforge.errors import StoreError
 from trajforge.schemas.arrow import DIVERSITY_TABLES
 from trajforge.store.shards import fsync_dir, write_parquet_atomic
+
+if TYPE_CHECKING:
+    import numpy as np
 
 ROW_GROUP = 16_384
 
@@ -58,6 +60,8 @@ def derived_files(out: Path, table: str) -> list[str]:
 
 def embeddings_table(run_id: str, embedder: str, view: str, ids: list[str], X: np.ndarray) -> pa.Table:
     """Arrow table of vectors without a Python loop over rows."""
+    import numpy as np
+
     X = np.ascontiguousarray(X, dtype=np.float32)
     n, d = X.shape
     offsets = pa.array(np.arange(0, (n + 1) * d, d, dtype=np.int32))
@@ -71,6 +75,8 @@ def embeddings_table(run_id: str, embedder: str, view: str, ids: list[str], X: n
 
 def read_embeddings(path: Path) -> tuple[list[str], np.ndarray]:
     """Ids and the (n, d) float32 matrix of one embeddings file."""
+    import numpy as np
+
     table = pq.read_table(path, columns=["trajectory_id", "vector"])
     ids = table.column("trajectory_id").to_pylist()
     vectors = table.column("vector").combine_chunks()
