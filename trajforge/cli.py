@@ -44,6 +44,10 @@ def build(
     shard_size: Annotated[Optional[int], typer.Option("--shard-size", help="blueprints per batch (shard)")] = None,
     runner: Annotated[Optional[str], typer.Option("--runner", help="Prefect task runner: threads, processes, dask or ray")] = None,
     address: Annotated[Optional[str], typer.Option("--address", help="existing Dask (tcp://...) or Ray (ray://...) cluster")] = None,
+    select: Annotated[Optional[int], typer.Option(
+        "--select", help="select K diverse trajectories (diversity.select)")] = None,
+    dedup_threshold: Annotated[Optional[float], typer.Option(
+        "--dedup-threshold", help="remove near-duplicates at cosine >= T (diversity.dedup_threshold)")] = None,
     overrides: Annotated[Optional[list[str]], typer.Option("--set", help="KEY=VALUE config override")] = None,
     agent_model: Annotated[Optional[str], typer.Option(
         "--agent-model", help="litellm model string for the agent (e.g. openai/gpt-4.1-mini)")] = None,
@@ -57,7 +61,8 @@ def build(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="print the plan and cost estimate only")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="no progress bar")] = False,
 ) -> None:
-    """Generate, validate, simulate, verify and store a dataset (resumes an unfinished run).
+    """Generate, validate, simulate, verify and store a dataset (resumes an unfinished run);
+    with --select/--dedup-threshold, then score, deduplicate and select for diversity.
 
     Runs as a Prefect flow: against PREFECT_API_URL when set, else a temporary local server
     whose state lives in OUT/.prefect."""
@@ -73,7 +78,8 @@ def build(
             "simulation.user_model.model": user_model,
             "simulation.gateway.max_cost_usd": max_cost_usd,
             "simulation.concurrency": concurrency, "orchestration.runner": runner,
-            "orchestration.address": address}.items() if v is not None})
+            "orchestration.address": address, "diversity.select": select,
+            "diversity.dedup_threshold": dedup_threshold}.items() if v is not None})
         if api_base is not None:
             for role, given in (("agent_model", agent_model), ("user_model", user_model)):
                 if given is not None:
@@ -240,7 +246,7 @@ def query(
     fmt: Annotated[str, typer.Option("--format", help="table, csv or json")] = "table",
 ) -> None:
     """Run one SQL statement over the catalog (views: blueprints, trajectories, verdicts,
-    outcomes, rejections, runs)."""
+    outcomes, rejections, runs, embeddings, scores, selection)."""
     from trajforge.store import query as run_query
 
     if fmt not in ("table", "csv", "json"):
@@ -267,7 +273,8 @@ def query(
 
 @app.command()
 def stats(out_dir: OutOption = Path("data")) -> None:
-    """Summarise the dataset in a folder: recent runs, yield, pass rate per check, rejections."""
+    """Summarise the dataset in a folder: recent runs, yield, pass rate per check, rejections,
+    and the Vendi score per domain and stratum with the effect of selection (when one was run)."""
     from trajforge.reporting import dataset_stats
 
     try:

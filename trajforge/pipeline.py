@@ -464,6 +464,7 @@ class BuildResult:
     summaries: list[ShardSummary]
     spent_usd: float = 0.0  # the run's model spend over every invocation
     budget_stopped: bool = False
+    diversity: Any = None  # curation.DiversityResult when diversity.select/dedup_threshold is set
 
 
 Progress = Callable[[ShardSummary], None]
@@ -484,7 +485,7 @@ def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResul
     store = RunStore(out, run_id)
     store.prepare()
     store.write_run_info({"run_id": run_id, "name": config.name,
-                         "config": config.model_dump_json(exclude={"store", "orchestration"}),
+                         "config": config.model_dump_json(exclude={"store", "orchestration", "diversity"}),
                          "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     ranges = store.pending_ranges(config.generation.n_blueprints, config.store.shard_size)
     total_ranges = len(store.completed())
@@ -506,7 +507,17 @@ def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResul
     return BuildResult(run_id=run_id, out=out, shards_done=len(summaries), shards_skipped=total_ranges,
                        seconds=time.perf_counter() - began, summaries=summaries,
                        spent_usd=store.spent_usd() if config.uses_models() else 0.0,
-                       budget_stopped=any(s.budget_stopped for s in summaries))
+                       budget_stopped=any(s.budget_stopped for s in summaries),
+                       diversity=run_diversity_stage(config))
+
+
+def run_diversity_stage(config: RunConfig) -> Any:
+    """Scoring and selection over the run's committed trajectories, when configured."""
+    if not config.diversity.active:
+        return None
+    from trajforge.curation import run_diversity
+
+    return run_diversity(config, config.run_id())
 
 
 def _run_ranges(config: RunConfig, ranges: list[tuple[int, int]], store: RunStore,

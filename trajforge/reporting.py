@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
 from rich.panel import Panel
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from trajforge.errors import StoreError
@@ -83,6 +83,61 @@ def _tables(out: Path, run_id: str | None) -> list[Table]:
     return tables
 
 
+def _q_key(q: object) -> str:
+    return "inf" if q == "inf" or (isinstance(q, float) and q == float("inf")) else f"{float(q):g}"  # type: ignore[arg-type]
+
+
+def _v(scores: dict[str, float] | None, q: str) -> str:
+    return "-" if not scores else f"{scores[q]:.2f}"
+
+
+def diversity_tables(summary: dict[str, Any]) -> list[Table]:
+    """The diversity stage's summary: Vendi of candidates, kept and selected trajectories and
+    of random subsets of the same size, per domain and per stratum."""
+    q = _q_key(summary["config"]["q"])
+    orders = summary.get("orders", [q])
+    head = Table("", *[f"Vendi q={o}" for o in orders], "items",
+                 title=f"diversity {summary['selection_id']} (run {summary['run_id']}; "
+                       f"{summary.get('embedder', {}).get('key', '-')} on "
+                       f"{summary['config']['view']})")
+    if summary["candidates"] == 0:
+        head.add_row("candidates", *["-" for _ in orders], "0")
+        return [head]
+    head.add_row("candidates", *[_v(summary["vendi_candidates"], o) for o in orders],
+                 str(summary["candidates"]))
+    dedup = summary.get("dedup")
+    if dedup:
+        head.add_row(f"after dedup (>= {dedup['threshold']} on {dedup['view']})",
+                     *[_v(summary["vendi_kept"], o) for o in orders], str(dedup["kept"]))
+    sel = summary.get("selection")
+    if sel and sel.get("vendi_selected"):
+        head.add_row("[bold]selected[/bold]", *[_v(sel["vendi_selected"], o) for o in orders],
+                     str(sel["selected"]))
+        for name, key in (("random from candidates (mean of 10)", "random_from_candidates"),
+                          ("random from kept (mean of 10)", "random_from_kept")):
+            base = sel.get(key)
+            if base:
+                head.add_row(name, *[f"{base[o]['mean']:.2f} ± {base[o]['std']:.2f}" for o in orders],
+                             str(sel["selected"]))
+    tables = [head]
+    if dedup and dedup.get("near_copies"):
+        nc = dedup["near_copies"]
+        copies = Table("near-copies (paraphrased blueprints)", "count", "share", title="dedup vs labels")
+        copies.add_row("copies removed", str(round(nc["copies_removed"] * nc["copies"])),
+                       f"{nc['copies_removed']:.1%}")
+        if nc["originals_kept"] is not None:
+            copies.add_row("originals kept", str(round(nc["originals_kept"] * nc["originals"])),
+                           f"{nc['originals_kept']:.1%}")
+        tables.append(copies)
+    for title, key in (("Vendi by domain", "by_domain"), ("Vendi by stratum", "by_stratum")):
+        t = Table(Column("group", overflow="fold"), "items", f"Vendi q={q}", "selected", f"selected Vendi q={q}", title=title)
+        for row in summary.get(key, []):
+            t.add_row(row["group"], str(row["items"]), _v(row["vendi"], q),
+                      str(row.get("selected", "-")), _v(row.get("vendi_selected"), q))
+        tables.append(t)
+    return tables
+
+
 def build_summary(config: "RunConfig", result: "BuildResult") -> Group:
     cached = getattr(result, "cached", None)
     from_cache = f" ({cached} from Prefect's cache)" if cached is not None else ""
@@ -97,7 +152,8 @@ def build_summary(config: "RunConfig", result: "BuildResult") -> Group:
                           ("\nCatalog: ", "bold"), str((result.out / CATALOG_FILE).resolve()),
                           f"\nTry: trajforge stats --out {result.out}   |   "
                           f"trajforge query \"SELECT * FROM outcomes LIMIT 5\" --out {result.out}")
-    return Group(head, *_tables(result.out, result.run_id), where)
+    extra = diversity_tables(result.diversity.summary) if result.diversity is not None else []
+    return Group(head, *_tables(result.out, result.run_id), *extra, where)
 
 
 def recent_runs(out: Path, limit: int = 10) -> Table:
@@ -120,12 +176,18 @@ def recent_runs(out: Path, limit: int = 10) -> Table:
 
 
 def dataset_stats(out: Path) -> Group:
+    from trajforge.store.derived import selection_summaries
+
     (runs, invocations), = query(out, "SELECT count(DISTINCT run_id), count(*) FROM runs")[1]
     parts: list[object] = [Text(f"{out.resolve()}: {runs} run(s), {invocations} invocation(s)")]
     recent = recent_runs(out)
     if recent.row_count:
         parts.append(recent)
-    return Group(*parts, *_tables(out, None))  # type: ignore[arg-type]
+    latest: dict[str, dict[str, Any]] = {}
+    for summary in selection_summaries(out):  # oldest first: the last one per run wins
+        latest[summary["run_id"]] = summary
+    extra = [t for s in latest.values() for t in diversity_tables(s)]
+    return Group(*parts, *_tables(out, None), *extra)  # type: ignore[arg-type]
 
 
 def render_trajectory(out: Path, trajectory_id: str) -> Group:

@@ -120,13 +120,13 @@ def test_refresh_picks_up_new_shards_and_keeps_other_tables(tmp_path: Path, make
     _build(out, make_rows, RUN_A, 2)
     refresh_catalog(out)
     with connect(out, read_only=False) as con:
-        con.execute("CREATE TABLE scores AS SELECT 1 AS x")
+        con.execute("CREATE TABLE annotations AS SELECT 1 AS x")
     _build(out, make_rows, RUN_A, 6)  # the same run, extended
     # A stale temp catalog from a crashed refresh is ignored.
     (out / (CATALOG_FILE + ".tmp")).write_bytes(b"not a database")
     refresh_catalog(out)
     assert _count(out, "trajectories") == 6
-    assert query(out, "SELECT x FROM scores") == (["x"], [(1,)])
+    assert query(out, "SELECT x FROM annotations") == (["x"], [(1,)])
 
 
 def test_catalog_is_readable_by_a_plain_duckdb_client(tmp_path: Path, make_rows) -> None:

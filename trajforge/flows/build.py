@@ -214,7 +214,7 @@ def build_dataset(config: dict[str, Any], grow: int = 0) -> FlowBuildResult:
         n = max(n, max((r.stop for r in store.completed()), default=0) + grow)
         cfg = cfg.model_copy(update={"generation": cfg.generation.model_copy(update={"n_blueprints": n})})
     store.write_run_info({"run_id": run_id, "name": cfg.name,
-                          "config": cfg.model_dump_json(exclude={"store", "orchestration"}),
+                          "config": cfg.model_dump_json(exclude={"store", "orchestration", "diversity"}),
                           "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     context = FlowRunContext.get()
     flow_run = context.flow_run if context else None
@@ -323,6 +323,9 @@ def build(config: RunConfig, progress: Progress | None = None, quiet: bool = Fal
         result = build_dataset.with_options(task_runner=runner)(
             config=config.model_dump(mode="json"), grow=grow)
     result.startup_seconds = runtime.startup_seconds
+    from trajforge.pipeline import run_diversity_stage
+
+    result.diversity = run_diversity_stage(config)
     result.seconds = time.perf_counter() - began
     result.extra["api_url"] = runtime.api_url
     return result

@@ -218,28 +218,77 @@ def validate_blueprint(bp: TaskBlueprint, domain: Domain) -> BlueprintCheck:
     return BlueprintCheck(True)
 
 
+def _generate_one(domain: Domain, sampler, config: GenerationConfig,  # type: ignore[no-untyped-def]
+                  run_id: str, index: int) -> TaskBlueprint | BlueprintRejection:
+    seed = blueprint_seed(config.seed, index)
+    rng = random.Random(seed)
+    n_intents = rng.randint(config.min_intents, config.max_intents)
+    bp_id = None
+    try:
+        draft = sampler.sample(rng, n_intents, p_indirect=config.p_indirect_reference,
+                               p_revision=config.p_revision, p_redirect=config.p_redirect,
+                               p_read_only=config.p_read_only_intent)
+        bp = compose_blueprint(domain, draft, rng, seed=seed, index=index)
+        bp_id = bp.id
+        check = validate_blueprint(bp, domain)
+    except TaskRejected as exc:
+        check = BlueprintCheck(False, exc.reason, exc.detail)
+    if check.ok:
+        return bp
+    return BlueprintRejection(
+        id=content_id({"run_id": run_id, "index": index}, prefix="rj_"), run_id=run_id,
+        domain=domain.name, index=index, seed=seed, generator=GENERATOR,
+        reason=check.reason, detail=check.detail, blueprint_id=bp_id)
+
+
+def _copy_rng(seed: int, index: int) -> random.Random:
+    """The near-copy draw for index ``i`` uses its own stream, so originals are the same
+    blueprints whatever ``near_copy_share`` is."""
+    return random.Random(int.from_bytes(hashlib.sha256(f"copy:{seed}:{index}".encode()).digest()[:8], "big"))
+
+
+def is_near_copy(config: GenerationConfig, index: int) -> bool:
+    return index > 0 and config.near_copy_share > 0 and \
+        _copy_rng(config.seed, index).random() < config.near_copy_share
+
+
+def _near_copy(domain: Domain, sampler, config: GenerationConfig, run_id: str,  # type: ignore[no-untyped-def]
+               index: int) -> TaskBlueprint | BlueprintRejection | None:
+    """Blueprint ``index`` as a paraphrase of an earlier original (or None: no source found)."""
+    from trajforge.generators.paraphrase import paraphrase_blueprint
+
+    rng = _copy_rng(config.seed, index)
+    rng.random()  # the draw ``is_near_copy`` made
+    for _ in range(20):
+        source = rng.randrange(index)
+        if is_near_copy(config, source):
+            continue
+        original = _generate_one(domain, sampler, config, run_id, source)
+        if isinstance(original, BlueprintRejection):
+            continue
+        seed = blueprint_seed(config.seed, index)
+        bp = paraphrase_blueprint(original, rng, seed=seed, index=index)
+        check = validate_blueprint(bp, domain)
+        if check.ok:
+            return bp
+        return BlueprintRejection(
+            id=content_id({"run_id": run_id, "index": index}, prefix="rj_"), run_id=run_id,
+            domain=domain.name, index=index, seed=seed, generator="paraphrase",
+            reason=check.reason, detail=check.detail, blueprint_id=bp.id)
+    return None
+
+
 def generate_blueprints(domain: Domain, config: GenerationConfig, run_id: str, start: int,
                         stop: int) -> Iterator[TaskBlueprint | BlueprintRejection]:
-    """Blueprints ``start..stop-1`` of a run, each validated; failures come as rejections."""
+    """Blueprints ``start..stop-1`` of a run, each validated; failures come as rejections.
+
+    With ``near_copy_share`` > 0, that share of indices (drawn per index) are paraphrased
+    copies of an earlier original (``generators.paraphrase``), for dedup evaluation."""
     sampler = domain.task_sampler()
     for index in range(start, stop):
-        seed = blueprint_seed(config.seed, index)
-        rng = random.Random(seed)
-        n_intents = rng.randint(config.min_intents, config.max_intents)
-        bp_id = None
-        try:
-            draft = sampler.sample(rng, n_intents, p_indirect=config.p_indirect_reference,
-                                   p_revision=config.p_revision, p_redirect=config.p_redirect,
-                                   p_read_only=config.p_read_only_intent)
-            bp = compose_blueprint(domain, draft, rng, seed=seed, index=index)
-            bp_id = bp.id
-            check = validate_blueprint(bp, domain)
-        except TaskRejected as exc:
-            check = BlueprintCheck(False, exc.reason, exc.detail)
-        if check.ok:
-            yield bp
-        else:
-            yield BlueprintRejection(
-                id=content_id({"run_id": run_id, "index": index}, prefix="rj_"), run_id=run_id,
-                domain=domain.name, index=index, seed=seed, generator=GENERATOR,
-                reason=check.reason, detail=check.detail, blueprint_id=bp_id)
+        if is_near_copy(config, index):
+            copy = _near_copy(domain, sampler, config, run_id, index)
+            if copy is not None:
+                yield copy
+                continue
+        yield _generate_one(domain, sampler, config, run_id, index)

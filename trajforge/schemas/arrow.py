@@ -326,3 +326,57 @@ def rejection_from_row(row: dict[str, Any]) -> BlueprintRejection:
 
 def proposal_to_row(p: ProposalRecord) -> dict[str, Any]:
     return p.model_dump()
+
+
+# --- diversity: embeddings, per-trajectory scores, selection decisions ------------------------
+# Written once per run and embedder/selection by the diversity stage (not per shard); the
+# vector is a variable list so embedders of any dimension share one schema.
+
+EMBEDDING_SCHEMA = pa.schema(
+    [
+        ("trajectory_id", pa.string()),
+        ("run_id", pa.string()),
+        ("embedder", pa.string()),   # the embedder's key (model and settings)
+        ("view", pa.string()),       # what was embedded: goal, dialogue, user, agent, calls, structure
+        ("vector", pa.list_(pa.float32())),
+    ]
+)
+
+SCORE_SCHEMA = pa.schema(
+    [
+        ("trajectory_id", pa.string()),
+        ("blueprint_id", pa.string()),
+        ("run_id", pa.string()),
+        ("selection_id", pa.string()),
+        ("domain", pa.string()),
+        ("intent", pa.string()),      # the blueprint's first intent
+        ("complexity", pa.string()),  # low / mid / high (see curation.complexity_bucket)
+        ("stratum", pa.string()),
+        ("quality", pa.float64()),    # the verdicts' reward
+        ("nn_similarity", pa.float64()),   # cosine to the nearest other candidate
+        ("nn_trajectory_id", pa.string()),
+        ("loo_contribution", pa.float64()),  # VS2(pool) - VS2(pool without this one)
+        ("selection_gain", pa.float64()),    # objective gain when picked / if added at the end
+        ("duplicate_similarity", pa.float64()),
+    ]
+)
+
+SELECTION_SCHEMA = pa.schema(
+    [
+        ("trajectory_id", pa.string()),
+        ("run_id", pa.string()),
+        ("selection_id", pa.string()),
+        ("stratum", pa.string()),
+        ("decision", pa.string()),    # selected, not_selected, duplicate, kept (dedup only)
+        ("selected", pa.bool_()),
+        ("rank", pa.int32()),         # order of selection (0-based), None if not selected
+        ("duplicate_of", pa.string()),
+        ("reason", pa.string()),
+    ]
+)
+
+DIVERSITY_TABLES: dict[str, pa.Schema] = {
+    "embeddings": EMBEDDING_SCHEMA,
+    "scores": SCORE_SCHEMA,
+    "selection": SELECTION_SCHEMA,
+}

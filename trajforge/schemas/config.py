@@ -62,6 +62,9 @@ class GenerationConfig(Record):
     p_redirect: float = Field(default=0.15, ge=0, le=1)
     p_read_only_intent: float = Field(default=0.15, ge=0, le=1)
     proposer: ProposerConfig | None = Field(default=None, description="None: the programmatic generator")
+    near_copy_share: float = Field(default=0.0, ge=0, le=0.9,
+                                   description="share of blueprints that are paraphrased copies "
+                                               "of earlier ones (to evaluate dedup)")
 
     @model_validator(mode="after")
     def _intent_range(self) -> "GenerationConfig":
@@ -147,6 +150,49 @@ _OPERATIONAL: dict[str, object] = {"concurrency": True, "gateway": True,
                                    "user_model": _MODEL_OPERATIONAL}
 
 
+DiversityView = Literal["goal", "dialogue", "user", "agent", "calls", "structure"]
+Stratum = Literal["domain", "intent", "complexity"]
+
+
+class DiversityConfig(Record):
+    """Scoring and selection after the build. Off unless ``select`` or ``dedup_threshold`` is
+    set, so the default build needs no model. Not part of the run id: it reads the run's
+    trajectories and writes its own tables (embeddings, scores, selection)."""
+
+    select: int | None = Field(default=None, ge=1, description="trajectories to select (k)")
+    dedup_threshold: float | None = Field(default=None, gt=0, le=1,
+                                          description="cosine at or above which a trajectory is "
+                                                      "a near-duplicate of a better one")
+    embedder: str = Field(default="minilm", description="minilm (packaged all-MiniLM-L6-v2), "
+                          "hashed, structure, or a sentence-transformers model name or path")
+    view: DiversityView = Field(default="user", description="what the embedder embeds")
+    dedup_embedder: str = "hashed"
+    dedup_view: DiversityView = Field(default="calls", description="what dedup compares: the "
+                                      "calls view ignores wording, see verifiers/diversity")
+    q: float | Literal["inf"] = Field(default=1.0, description="Vendi order reported first")
+    quality_weighted: bool = Field(default=True, description="maximise mean reward x Vendi")
+    stratify_by: tuple[Stratum, ...] = Field(default=("domain",), description="quotas per "
+                                              "stratum; add intent, complexity for coverage")
+    allocation: Literal["proportional", "balanced"] = "proportional"
+    method: Literal["exact", "stochastic"] = Field(default="exact", description="exact greedy, "
+                                                   "or stochastic greedy (sampled, faster)")
+    candidates: Literal["passed", "all"] = "passed"
+    device: str | None = Field(default=None, description="cpu, cuda, ...; None: cuda if present")
+    batch_size: int | None = Field(default=None, ge=1, le=65_536)
+    threads: int | None = Field(default=None, ge=1, le=256)
+    seed: int = Field(default=0, description="seed of the random-subset baseline")
+
+    @property
+    def active(self) -> bool:
+        return self.select is not None or self.dedup_threshold is not None
+
+    @model_validator(mode="after")
+    def _order(self) -> "DiversityConfig":
+        if self.q != "inf" and not self.q > 0:
+            raise ValueError("q must be > 0 or 'inf'")
+        return self
+
+
 class RunConfig(Record):
     name: str = "default"
     domain: DomainConfig = DomainConfig()
@@ -155,6 +201,7 @@ class RunConfig(Record):
     verification: VerificationConfig = VerificationConfig()
     store: StoreConfig = StoreConfig()
     orchestration: OrchestrationConfig = OrchestrationConfig()
+    diversity: DiversityConfig = DiversityConfig()
 
     def uses_models(self) -> bool:
         return (self.simulation.uses_models() or self.generation.proposer is not None
@@ -166,6 +213,8 @@ class RunConfig(Record):
         generation = self.generation.model_dump(
             mode="json", exclude={"n_blueprints": True, "proposer": {
                 "model": _MODEL_OPERATIONAL, "reviewer_model": _MODEL_OPERATIONAL}})
+        if not generation["near_copy_share"]:
+            generation.pop("near_copy_share")  # runs from before the field keep their ids
         return content_id(
             {
                 "domain": self.domain.model_dump(mode="json"),

@@ -22,6 +22,8 @@ import pyarrow.parquet as pq
 from trajforge.errors import StoreError
 from trajforge.schemas.runs import RUN_RECORD_SCHEMA
 from trajforge.store.runs import run_record_files
+from trajforge.schemas.arrow import DIVERSITY_TABLES
+from trajforge.store.derived import derived_files
 from trajforge.store.shards import (
     RUN_INFO_FILE,
     RUNS_DIR,
@@ -60,6 +62,7 @@ def _empty_file(out: Path, table: str, schema: pa.Schema | None = None) -> str:
     schema = schema if schema is not None else TABLES[table]
     if not path.exists() or _schema_of(path) != schema:
         path.parent.mkdir(parents=True, exist_ok=True)
+        schema = TABLES[table] if table in TABLES else DIVERSITY_TABLES[table]
         write_parquet_atomic(path, pa.Table.from_pylist([], schema=schema))
     return relpath
 
@@ -98,6 +101,10 @@ def _runs_view_sql(out: Path) -> str:
 def _view_statements(out: Path) -> list[str]:
     statements = [f"CREATE OR REPLACE VIEW {name} AS {_table_view_sql(out, name)}"
                   for name in TABLES]
+    for name in DIVERSITY_TABLES:  # embeddings, scores, selection (see store/derived.py)
+        files = derived_files(out, name) or [_empty_file(out, name)]
+        statements.append(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet("
+                          f"{_sql_list(files)}, union_by_name=true, hive_partitioning=false)")
     statements.append(f"CREATE OR REPLACE VIEW outcomes AS {OUTCOMES_SQL}")
     statements.append(f"CREATE OR REPLACE VIEW runs AS {_runs_view_sql(out)}")
     return statements
@@ -130,7 +137,7 @@ def _start_copy(final: Path, tmp: Path) -> None:
 
 def refresh_catalog(out: Path) -> Path:
     """(Re)create the views ``blueprints``, ``rejections``, ``trajectories``, ``verdicts``,
-    ``outcomes`` and ``runs`` (one row per build invocation) in ``out/catalog.duckdb`` over the committed shards of all runs.
+    ``outcomes``, ``runs`` (one row per build invocation) and the diversity stage's ``embeddings``, ``scores``, ``selection`` in ``out/catalog.duckdb`` over the committed shards of all runs.
     Returns the catalog's path."""
     out = Path(out).resolve()
     final = out / CATALOG_FILE
