@@ -59,10 +59,10 @@ def _empty_file(out: Path, table: str, schema: pa.Schema | None = None) -> str:
     with the right columns. Returns its relative path."""
     relpath = f"{EMPTY_DIR}/{table}.parquet"
     path = out / relpath
-    schema = schema if schema is not None else TABLES[table]
+    if schema is None:
+        schema = TABLES[table] if table in TABLES else DIVERSITY_TABLES[table]
     if not path.exists() or _schema_of(path) != schema:
         path.parent.mkdir(parents=True, exist_ok=True)
-        schema = TABLES[table] if table in TABLES else DIVERSITY_TABLES[table]
         write_parquet_atomic(path, pa.Table.from_pylist([], schema=schema))
     return relpath
 
