@@ -19,6 +19,7 @@ import duckdb
 import pyarrow as pa
 
 from trajforge.errors import StoreError
+from trajforge.store.evaluations import EVALUATION_SCHEMA, evaluation_files
 from trajforge.store.shards import (
     RUN_INFO_FILE,
     RUNS_DIR,
@@ -55,14 +56,14 @@ def _set_search_path(con: duckdb.DuckDBPyConnection, out: Path) -> None:
     con.execute(f"SET file_search_path={_sql_str(str(Path(out).resolve()))}")
 
 
-def _empty_file(out: Path, table: str) -> str:
+def _empty_file(out: Path, table: str, schema: pa.Schema | None = None) -> str:
     """A zero-row file with ``table``'s schema, so a table no run has written still has a view
     with the right columns. Returns its relative path."""
     relpath = f"{EMPTY_DIR}/{table}.parquet"
     path = out / relpath
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_parquet_atomic(path, pa.Table.from_pylist([], schema=TABLES[table]))
+        write_parquet_atomic(path, pa.Table.from_pylist([], schema=schema or TABLES[table]))
     return relpath
 
 
@@ -87,6 +88,9 @@ def _view_statements(out: Path) -> list[str]:
                   for name in TABLES]
     statements.append(f"CREATE OR REPLACE VIEW outcomes AS {OUTCOMES_SQL}")
     statements.append(f"CREATE OR REPLACE VIEW runs AS {_runs_view_sql(out)}")
+    evaluations = evaluation_files(out) or [_empty_file(out, "evaluations", EVALUATION_SCHEMA)]
+    statements.append("CREATE OR REPLACE VIEW evaluations AS SELECT * FROM read_parquet("
+                      f"{_sql_list(evaluations)}, union_by_name=true, hive_partitioning=false)")
     return statements
 
 
@@ -117,7 +121,7 @@ def _start_copy(final: Path, tmp: Path) -> None:
 
 def refresh_catalog(out: Path) -> Path:
     """(Re)create the views ``blueprints``, ``rejections``, ``trajectories``, ``verdicts``,
-    ``outcomes`` and ``runs`` in ``out/catalog.duckdb`` over the committed shards of all runs.
+    ``outcomes``, ``runs`` and ``evaluations`` in ``out/catalog.duckdb`` over the committed shards of all runs.
     Returns the catalog's path."""
     out = Path(out).resolve()
     final = out / CATALOG_FILE
