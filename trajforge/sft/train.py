@@ -46,7 +46,7 @@ DEFAULT_SFT: dict[str, Any] = {
     "save_total_limit": 2,
     "max_length": 4096,
     "dataloader_num_workers": 0,
-    "gradient_checkpointing": False,
+    "activation_checkpointing": False,  # TRL turns it on by default; a tiny model does not need it
     "seed": 0,
 }
 
@@ -62,6 +62,8 @@ class TrainConfig(BaseModel):
     quantization: Literal["4bit", "8bit"] | None = None
     tiny: TinyModelConfig = TinyModelConfig()
     max_train_rows: int | None = Field(None, ge=1)
+    max_eval_rows: int | None = Field(None, ge=1, description="evaluate on the first N validation rows")
+    max_minutes: float | None = Field(None, gt=0, description="stop training (and save) after this long")
 
 
 def _set(tree: dict[str, Any], dotted: str, value: Any) -> None:
@@ -108,8 +110,9 @@ def sft_config(config: TrainConfig, has_validation: bool) -> Any:
     values = {**DEFAULT_SFT, **config.sft, "output_dir": config.output_dir}
     if torch.cuda.is_available():
         values.setdefault("bf16", True)
-    else:
+    else:  # TRL defaults to bf16, which on a CPU is slow autocast
         values.setdefault("use_cpu", True)
+        values.setdefault("bf16", False)
     if has_validation:
         values.setdefault("eval_strategy", "steps")
         values.setdefault("eval_steps", values.get("save_steps", 200))
@@ -237,6 +240,28 @@ def write_loss_curve(log_history: list[dict[str, Any]], folder: Path) -> tuple[P
     return csv_path, png_path
 
 
+def time_limit(seconds: float) -> Any:
+    """A callback that ends training (with a final evaluation and save) once ``seconds`` of
+    training have passed: a wall-clock budget rather than a step count."""
+    from transformers import TrainerCallback
+
+    class TimeLimit(TrainerCallback):
+        def __init__(self) -> None:
+            self.started: float | None = None
+
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            self.started = time.perf_counter()
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+            if self.started is not None and time.perf_counter() - self.started >= seconds:
+                control.should_training_stop = True
+                control.should_evaluate = args.eval_strategy != "no"
+                control.should_save = True
+            return control
+
+    return TimeLimit()
+
+
 # --- the run ----------------------------------------------------------------------------------
 
 def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
@@ -256,6 +281,8 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
     if config.max_train_rows is not None:
         train = train.select(range(min(config.max_train_rows, train.num_rows)))
     validation = data["validation"].select_columns(keep) if "validation" in data and data["validation"].num_rows else None
+    if validation is not None and config.max_eval_rows is not None:
+        validation = validation.select(range(min(config.max_eval_rows, validation.num_rows)))
     args = sft_config(config, validation is not None)
     model, tokenizer = load_model(config, train, checkpoint)
     peft_config = None
@@ -267,8 +294,9 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
         except (TypeError, ValueError) as exc:
             raise ConfigError("lora", " ".join(str(exc).split())) from None
     started = time.perf_counter()
+    callbacks = [time_limit(config.max_minutes * 60.0)] if config.max_minutes else None
     trainer = SFTTrainer(model=model, args=args, train_dataset=train, eval_dataset=validation,
-                         processing_class=tokenizer, peft_config=peft_config)
+                         processing_class=tokenizer, peft_config=peft_config, callbacks=callbacks)
     result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     seconds = time.perf_counter() - started
     final = trainer.model
