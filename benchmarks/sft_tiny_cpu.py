@@ -9,7 +9,7 @@ Steps, each an ordinary ``trajforge`` command (printed in the result file):
 3. ``trajforge train sft --model tiny`` with ``max_minutes``;
 4. ``trajforge eval`` of both on the same held-out blueprints.
 
-    .venv/bin/python benchmarks/sft_tiny_cpu.py                 # 2,400 blueprints, 14 minutes
+    .venv/bin/python benchmarks/sft_tiny_cpu.py                 # 2,700 blueprints (>= 2,000 train rows), 14 minutes
     .venv/bin/python benchmarks/sft_tiny_cpu.py --blueprints 300 --minutes 2 --limit 5   # smoke
 
 Results: benchmarks/results/sft_tiny_cpu.{md,json} and sft_tiny_cpu-loss_curve.{csv,png}.
@@ -45,7 +45,7 @@ def run(args: list[str], log: list[dict]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--blueprints", type=int, default=2400)
+    parser.add_argument("--blueprints", type=int, default=2700)
     parser.add_argument("--minutes", type=float, default=14.0)
     parser.add_argument("--limit", type=int, default=30, help="held-out blueprints evaluated")
     parser.add_argument("--max-turns", type=int, default=10)

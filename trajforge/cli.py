@@ -382,7 +382,7 @@ def eval_command(
     fresh_seed: Annotated[int, typer.Option("--fresh-seed", help="generation seed of --fresh")] = 1_000_003,
     limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="at most this many blueprints")] = None,
     trials: Annotated[int, typer.Option("--trials", min=1, help="episodes per blueprint (pass^k up to k)")] = 1,
-    max_turns: Annotated[int, typer.Option("--max-turns", min=2)] = 20,
+    max_turns: Annotated[int, typer.Option("--max-turns", min=2, help="user turns per episode")] = 40,
     max_new_tokens: Annotated[int, typer.Option("--max-new-tokens", min=1)] = 256,
     temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="0: greedy")] = 0.0,
     batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="episodes generated together")] = 8,

@@ -163,7 +163,7 @@ def trial_seed(blueprint_id: str, trial: int) -> int:
 class EvalSettings:
     trials: int = 1
     max_turns: int = 20
-    max_steps_per_turn: int = 6
+    max_steps_per_turn: int = 12  # as simulation.max_steps_per_turn
     concurrency: int = 8
     checks: tuple[str, ...] | None = None
 
