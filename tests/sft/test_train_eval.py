@@ -112,3 +112,20 @@ def test_sft_options_are_trl_fields(dataset, tmp_path):
     result = runner.invoke(app, ["train", "sft", "--data", str(tmp_path / "nothing-here"),
                                  "--output-dir", str(tmp_path / "o")])
     assert result.exit_code == 2 and "--data" in result.output
+
+
+def test_lora_trains_adapters_and_saves_a_merged_model(dataset, tmp_path):
+    from transformers import AutoModelForCausalLM
+
+    data, export = dataset
+    out = tmp_path / "lora"
+    # a dataset folder works as --data too: its sft export is written first
+    result = runner.invoke(app, ["train", "sft", "--config", "configs/sft-tiny.yaml", "--data", str(data),
+                                 "--output-dir", str(out), "--set", "sft.max_steps=1", "--set", "sft.eval_strategy=no",
+                                 "--set", "lora={r: 4, lora_alpha: 8, target_modules: [q_proj, v_proj]}", *TINY])
+    assert result.exit_code == 0, result.output
+    assert (out / "sft-export" / "sft").is_dir()
+    assert (out / "adapter" / "adapter_config.json").is_file()
+    model = AutoModelForCausalLM.from_pretrained(out)
+    assert not any("lora" in name for name, _ in model.named_parameters())
+    assert json.loads((out / "train_summary.json").read_text())["global_step"] == 1

@@ -108,6 +108,9 @@ def sft_config(config: TrainConfig, has_validation: bool) -> Any:
     from trl import SFTConfig
 
     values = {**DEFAULT_SFT, **config.sft, "output_dir": config.output_dir}
+    for key, value in values.items():  # YAML 1.1 reads a bare `no` as false
+        if key.endswith("_strategy") and value is False:
+            values[key] = "no"
     if torch.cuda.is_available():
         values.setdefault("bf16", True)
     else:  # TRL defaults to bf16, which on a CPU is slow autocast
