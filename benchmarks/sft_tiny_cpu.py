@@ -54,15 +54,20 @@ def main() -> None:
     parser.add_argument("--set", dest="overrides", action="append", default=[],
                         help="extra train overrides, e.g. sft.learning_rate=3e-3")
     parser.add_argument("--stem", default="sft_tiny_cpu")
+    parser.add_argument("--reuse-data", action="store_true", help="keep WORK/data and WORK/export if present")
     args = parser.parse_args()
     work = args.work
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
+    data, export, model, untrained = work / "data", work / "export", work / "model", work / "untrained"
+    reuse = args.reuse_data and (export / "trajforge_export.json").is_file()
+    for path in ([model, untrained] if reuse else [work]):
+        shutil.rmtree(path, ignore_errors=True)
+    work.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(data / "evaluations", ignore_errors=True)
     log: list[dict] = []
     load_before = os.getloadavg()
-    data, export, model, untrained = work / "data", work / "export", work / "model", work / "untrained"
-    run([TRAJFORGE, "build", "--n", str(args.blueprints), "--out", str(data), "--workers", "2", "--quiet"], log)
-    run([TRAJFORGE, "export", "--out", str(data), "--to", str(export), "--format", "sft"], log)
+    if not reuse:
+        run([TRAJFORGE, "build", "--n", str(args.blueprints), "--out", str(data), "--workers", "2", "--quiet"], log)
+        run([TRAJFORGE, "export", "--out", str(data), "--to", str(export), "--format", "sft"], log)
     info = json.loads((export / "trajforge_export.json").read_text())
 
     train = [TRAJFORGE, "train", "sft", "--config", "configs/sft-tiny.yaml", "--model", "tiny",

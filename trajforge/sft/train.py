@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -37,6 +38,7 @@ from trajforge.errors import ConfigError
 from trajforge.sft.tiny import TinyModelConfig
 
 EXPORT_INFO_FILE = "trajforge_export.json"
+_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 DEFAULT_SFT: dict[str, Any] = {
     "assistant_only_loss": True,
     "report_to": "none",
@@ -108,9 +110,11 @@ def sft_config(config: TrainConfig, has_validation: bool) -> Any:
     from trl import SFTConfig
 
     values = {**DEFAULT_SFT, **config.sft, "output_dir": config.output_dir}
-    for key, value in values.items():  # YAML 1.1 reads a bare `no` as false
-        if key.endswith("_strategy") and value is False:
+    for key, value in values.items():
+        if key.endswith("_strategy") and value is False:  # YAML 1.1 reads a bare `no` as false
             values[key] = "no"
+        elif isinstance(value, str) and _NUMBER.fullmatch(value):  # ... and `3e-3` as a string
+            values[key] = float(value)
     if torch.cuda.is_available():
         values.setdefault("bf16", True)
     else:  # TRL defaults to bf16, which on a CPU is slow autocast
