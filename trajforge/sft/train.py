@@ -278,8 +278,8 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
 
     output_dir = Path(config.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
-    checkpoint = Path(get_last_checkpoint(str(output_dir))) if resume and output_dir.is_dir() and \
-        get_last_checkpoint(str(output_dir)) else None
+    last = get_last_checkpoint(str(output_dir)) if resume else None
+    checkpoint = Path(last) if last else None
     if resume and checkpoint is None:
         raise ConfigError("--resume", f"no checkpoint-* folder in {output_dir} to resume from")
     data = load_sft_data(config.data, output_dir)
