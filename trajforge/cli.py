@@ -383,6 +383,8 @@ def eval_command(
     limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="at most this many blueprints")] = None,
     trials: Annotated[int, typer.Option("--trials", min=1, help="episodes per blueprint (pass^k up to k)")] = 1,
     max_turns: Annotated[int, typer.Option("--max-turns", min=2, help="user turns per episode")] = 40,
+    max_steps: Annotated[int, typer.Option("--max-steps-per-turn", min=1,
+                                           help="agent messages per user turn")] = 12,
     max_new_tokens: Annotated[int, typer.Option("--max-new-tokens", min=1)] = 256,
     temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="0: greedy")] = 0.0,
     batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="episodes generated together")] = 8,
@@ -421,7 +423,8 @@ def eval_command(
             quiet_provider_logs()
         make_agent = agent_factory(spec, max_new_tokens=max_new_tokens, temperature=temperature,
                                    seed=seed, api_base=api_base, batch_size=batch_size)
-        settings = EvalSettings(trials=trials, max_turns=max_turns, concurrency=batch_size)
+        settings = EvalSettings(trials=trials, max_turns=max_turns, max_steps_per_turn=max_steps,
+                                concurrency=batch_size)
         with Progress(TextColumn("[bold]eval[/bold]"), BarColumn(), MofNCompleteColumn(),
                       TextColumn("episodes"), TimeElapsedColumn(), console=err, disable=quiet,
                       transient=True) as bar:
