@@ -55,11 +55,15 @@ def main() -> None:
                         help="extra train overrides, e.g. sft.learning_rate=3e-3")
     parser.add_argument("--stem", default="sft_tiny_cpu")
     parser.add_argument("--reuse-data", action="store_true", help="keep WORK/data and WORK/export if present")
+    parser.add_argument("--reuse-model", action="store_true",
+                        help="also keep WORK/model and WORK/untrained from an earlier run (evaluate only)")
+    parser.add_argument("--max-steps-per-turn", type=int, default=12)
     args = parser.parse_args()
     work = args.work
     data, export, model, untrained = work / "data", work / "export", work / "model", work / "untrained"
     reuse = args.reuse_data and (export / "trajforge_export.json").is_file()
-    for path in ([model, untrained] if reuse else [work]):
+    keep_model = args.reuse_model and reuse and (model / "train_summary.json").is_file()
+    for path in ([] if keep_model else [model, untrained] if reuse else [work]):
         shutil.rmtree(path, ignore_errors=True)
     work.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(data / "evaluations", ignore_errors=True)
@@ -84,18 +88,23 @@ def main() -> None:
     rows = load_sft_data(cfg.data, untrained)["train"].select_columns(["messages", "tools"])
     if cfg.max_train_rows:
         rows = rows.select(range(min(cfg.max_train_rows, rows.num_rows)))
-    m0, tok0 = load_model(cfg, rows, None)
-    m0.save_pretrained(untrained)
-    tok0.save_pretrained(untrained)
-
-    train_seconds = run(train, log)
+    if keep_model:
+        train_seconds = float(json.loads((model / "train_summary.json").read_text())["seconds"])
+        log.append({"command": shlex.join(["trajforge", *train[1:]]), "seconds": None,
+                    "note": "from the earlier run (--reuse-model)"})
+    else:
+        m0, tok0 = load_model(cfg, rows, None)
+        m0.save_pretrained(untrained)
+        tok0.save_pretrained(untrained)
+        train_seconds = run(train, log)
     summary = json.loads((model / "train_summary.json").read_text())
     evals = {}
     for name, folder in (("untrained", untrained), ("trained", model)):
         out_json = work / f"eval-{name}.json"
         run([TRAJFORGE, "eval", "--policy", f"hf:{folder}", "--out", str(data), "--split", "test",
              "--limit", str(args.limit), "--trials", "1", "--max-turns", str(args.max_turns),
-             "--max-new-tokens", str(args.max_new_tokens), "--batch-size", "10", "--quiet", "--json", str(out_json)], log)
+             "--max-new-tokens", str(args.max_new_tokens), "--batch-size", "10",
+             "--max-steps-per-turn", str(args.max_steps_per_turn), "--quiet", "--json", str(out_json)], log)
         evals[name] = json.loads(out_json.read_text())
     load_after = os.getloadavg()
     RESULTS.mkdir(parents=True, exist_ok=True)
