@@ -140,7 +140,7 @@ def main() -> None:
         md.append(f"| {name} | {d['blueprints']} | {d['pass@1']:.3f} | {d['format_validity']} | {d['tool_calls']} "
                   f"| {d['failures']} | {d['terminations']} |")
     md += ["", f"Targets: {payload['targets']}", "", "## Commands", ""]
-    md += [f"- `{s['command']}` ({s['seconds']} s, load after {s['load_after']})" for s in log]
+    md += [f"- `{s['command']}` ({s['seconds']} s, load after {s.get('load_after')}) {s.get('note', '')}" for s in log]
     md_path, _ = write_results(args.stem, payload, "\n".join(md))
     print(md_path.read_text())
 
