@@ -388,6 +388,117 @@ def publish(
               f"in {len(urls)} commit(s)")
 
 
+# --- training and evaluation (trajforge/sft) ----------------------------------------------------
+
+train_app = typer.Typer(no_args_is_help=True, help="Train a model on an export (SFT with TRL).")
+app.add_typer(train_app, name="train")
+
+
+@train_app.command("sft")
+def train_sft_command(
+    config: Annotated[Optional[Path], typer.Option("--config", help="train config YAML (see configs/sft-tiny.yaml)")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", help="tiny, a local model folder or a Hub id")] = None,
+    data: Annotated[Optional[str], typer.Option("--data", help="export folder, dataset folder or Hub dataset id")] = None,
+    output_dir: Annotated[Optional[Path], typer.Option("--output-dir", help="checkpoints, final model, loss curves")] = None,
+    overrides: Annotated[Optional[list[str]], typer.Option(
+        "--set", help="KEY=VALUE override, e.g. sft.max_steps=100 (sft.* are trl.SFTConfig fields)")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="continue from the last checkpoint in --output-dir")] = False,
+) -> None:
+    """Fine-tune a causal LM on the sft export with TRL's SFTTrainer (assistant-only loss)."""
+    from trajforge.config import parse_override
+
+    try:
+        from trajforge.sft.train import load_train_config, train_sft
+
+        values: dict[str, Any] = dict(parse_override(o) for o in overrides or [])
+        values.update({k: v for k, v in {"model": model, "data": data,
+                                         "output_dir": str(output_dir) if output_dir else None}.items()
+                       if v is not None})
+        cfg = load_train_config(config, values)
+        summary = train_sft(cfg, resume=resume)
+    except ImportError as exc:
+        raise _fail(ConfigError("train", f"needs the train extra (pip install -e '.[train]'): {exc}")) from None
+    except TrajforgeError as exc:
+        raise _fail(exc) from None
+    table = Table("", "", title=f"train sft: {summary['output_dir']}")
+    for key in ("parameters", "train_rows", "validation_rows", "global_step", "train_loss",
+                "final_eval_loss", "seconds", "tokens_per_second", "loss_curve_png"):
+        value = summary[key]
+        table.add_row(key, f"{value:.4f}" if isinstance(value, float) else str(value))
+    out.print(table)
+
+
+@app.command("eval")
+def eval_command(
+    policy: Annotated[str, typer.Option("--policy", help="hf:PATH, vllm:PATH or litellm:MODEL")],
+    out_dir: Annotated[Path, typer.Option("--out", help="dataset folder: held-out blueprints, and where results go")] = Path("data"),
+    split: Annotated[str, typer.Option("--split", help="the split of --out's blueprints to play")] = "test",
+    salt: SaltOption = "",
+    fresh: Annotated[Optional[int], typer.Option("--fresh", help="play N freshly generated blueprints instead")] = None,
+    fresh_seed: Annotated[int, typer.Option("--fresh-seed", help="generation seed of --fresh")] = 1_000_003,
+    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="at most this many blueprints")] = None,
+    trials: Annotated[int, typer.Option("--trials", min=1, help="episodes per blueprint (pass^k up to k)")] = 1,
+    max_turns: Annotated[int, typer.Option("--max-turns", min=2, help="user turns per episode")] = 40,
+    max_steps: Annotated[int, typer.Option("--max-steps-per-turn", min=1,
+                                           help="agent messages per user turn")] = 12,
+    max_new_tokens: Annotated[int, typer.Option("--max-new-tokens", min=1)] = 256,
+    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="0: greedy")] = 0.0,
+    batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="episodes generated together")] = 8,
+    api_base: Annotated[Optional[str], typer.Option("--api-base", help="for litellm: an OpenAI-compatible server")] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    json_out: Annotated[Optional[Path], typer.Option("--json", help="also write the summary as JSON here")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="no progress bar")] = False,
+) -> None:
+    """Play a policy as the agent on held-out blueprints against the scripted user, verify every
+    episode, and report pass@1, pass^k, tool-call format validity and failures by check."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    try:
+        from trajforge.sft.evaluate import (
+            EvalSettings,
+            PolicySpec,
+            agent_factory,
+            evaluate,
+            fresh_blueprints,
+            heldout_blueprints,
+            render_table,
+            save_evaluation,
+            summary_json,
+        )
+
+        spec = PolicySpec.parse(policy)
+        if fresh is not None:
+            blueprints = fresh_blueprints(fresh, fresh_seed)
+            source = f"fresh:{fresh_seed}"
+        else:
+            blueprints = heldout_blueprints(out_dir, split, salt, limit=limit)
+            source = f"{split}:{out_dir}"
+        if spec.kind == "litellm":
+            from trajforge.simulation.llm import quiet_provider_logs
+
+            quiet_provider_logs()
+        make_agent = agent_factory(spec, max_new_tokens=max_new_tokens, temperature=temperature,
+                                   seed=seed, api_base=api_base, batch_size=batch_size)
+        settings = EvalSettings(trials=trials, max_turns=max_turns, max_steps_per_turn=max_steps,
+                                concurrency=batch_size)
+        with Progress(TextColumn("[bold]eval[/bold]"), BarColumn(), MofNCompleteColumn(),
+                      TextColumn("episodes"), TimeElapsedColumn(), console=err, disable=quiet,
+                      transient=True) as bar:
+            task = bar.add_task("eval", total=len(blueprints) * trials)
+            result = evaluate(blueprints, make_agent, f"{spec.kind}:{spec.target}", settings, source,
+                              progress=lambda: bar.advance(task))
+        save_evaluation(out_dir, result)
+    except ImportError as exc:
+        raise _fail(ConfigError("eval", f"needs the train extra (pip install -e '.[train]'): {exc}")) from None
+    except TrajforgeError as exc:
+        raise _fail(exc) from None
+    out.print(render_table(result))
+    out.print(f"{len(result.rows)} episodes in {result.path}; query them with "
+              f"trajforge query --out {out_dir} \"SELECT * FROM evaluations WHERE eval_id = '{result.eval_id}'\"")
+    if json_out is not None:
+        json_out.write_text(json.dumps(summary_json(result), indent=1))
+
+
 def main() -> None:
     app()
 

@@ -1,0 +1,54 @@
+"""``trajforge eval --policy litellm:...`` through real litellm over HTTP, against the scripted
+oracle served by ``trajforge serve-policy``: the oracle must pass every trial of every
+blueprint, with well-formed native tool calls; and ``vllm:`` runs only where vLLM and a GPU are."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from trajforge.cli import app
+from trajforge.store import query
+
+runner = CliRunner()
+
+
+def test_eval_of_a_litellm_policy_against_the_oracle_endpoint(tmp_path: Path, policy_endpoint) -> None:
+    config = tmp_path / "serve.yaml"
+    config.write_text(yaml.safe_dump({"generation": {"n_blueprints": 8, "seed": 77}}))
+    endpoint = policy_endpoint(config)
+    out = tmp_path / "results"
+    result = runner.invoke(app, ["eval", "--policy", "litellm:openai/oracle", "--api-base", endpoint.url,
+                                 "--fresh", "3", "--fresh-seed", "77", "--trials", "2", "--max-turns", "40",
+                                 "--out", str(out), "--quiet", "--json", str(tmp_path / "eval.json")])
+    assert result.exit_code == 0, result.output
+    [domain] = json.loads((tmp_path / "eval.json").read_text())["domains"]
+    assert (domain["blueprints"], domain["episodes"]) == (3, 6)
+    assert domain["pass@1"] == 1.0 and domain["pass^2"] == 1.0
+    assert domain["format_validity"] == 1.0 and domain["tool_calls"] >= 6
+    rows = query(out, "SELECT policy, passed, termination FROM evaluations")[1]
+    assert rows and all(r == ("litellm:openai/oracle", True, "user_stop") for r in rows)
+
+
+@pytest.mark.gpu
+def test_eval_of_an_in_process_vllm_policy(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("vllm")
+    if not torch.cuda.is_available():
+        pytest.skip("no GPU")
+    from trajforge.sft.tiny import TinyModelConfig, build_tiny
+
+    rows = [{"messages": [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}],
+             "tools": []}]
+    model, tokenizer = build_tiny(rows, TinyModelConfig(vocab_size=400, hidden_size=64, intermediate_size=128,
+                                                        num_hidden_layers=2))
+    model.save_pretrained(tmp_path / "m")
+    tokenizer.save_pretrained(tmp_path / "m")
+    result = runner.invoke(app, ["eval", "--policy", f"vllm:{tmp_path / 'm'}", "--fresh", "2", "--max-turns", "2",
+                                 "--max-new-tokens", "8", "--out", str(tmp_path / "out"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert len(query(tmp_path / "out", "SELECT * FROM evaluations")[1]) == 2

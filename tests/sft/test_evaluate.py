@@ -1,0 +1,106 @@
+"""Evaluation machinery with real episodes: the scripted oracle and fault injector play as
+policies, the verifiers judge, the scores and the ``evaluations`` view come out of it."""
+
+from __future__ import annotations
+
+import random
+from math import comb
+
+import pytest
+
+from trajforge.errors import ConfigError
+from trajforge.schemas.trajectory import Fault, FaultKind
+from trajforge.sft.evaluate import (
+    EvalSettings,
+    PolicySpec,
+    evaluate,
+    fresh_blueprints,
+    pass_hat_k,
+    save_evaluation,
+    score,
+)
+from trajforge.sft.policies import MALFORMED_CALL, parse_completion
+from trajforge.simulation import ScriptedAgent
+from trajforge.store import query
+
+
+@pytest.fixture(scope="module")
+def blueprints():
+    return fresh_blueprints(6, seed=4242)
+
+
+def test_pass_hat_k_is_the_tau_bench_estimator():
+    assert pass_hat_k(4, 4, 3) == 1.0
+    assert pass_hat_k(4, 2, 2) == comb(2, 2) / comb(4, 2) == 1 / 6
+    assert pass_hat_k(4, 2, 3) == 0.0
+    assert pass_hat_k(5, 3, 1) == 3 / 5
+    with pytest.raises(ValueError):
+        pass_hat_k(2, 1, 3)
+
+
+def test_score_averages_per_blueprint_and_counts_failures():
+    rows = [{"domain": "retail", "blueprint_id": "a", "passed": p, "failed_checks": [] if p else ["outputs"],
+             "tool_calls": 2, "valid_tool_calls": 1, "termination": "user_stop"} for p in (True, True, False)]
+    rows += [{"domain": "retail", "blueprint_id": "b", "passed": False, "failed_checks": ["policy", "outputs"],
+              "tool_calls": 0, "valid_tool_calls": 0, "termination": "max_turns"} for _ in range(3)]
+    [s] = score(rows, trials=3)
+    assert s.blueprints == 2 and s.episodes == 6
+    assert s.pass_at_1 == pytest.approx((2 / 3 + 0) / 2)
+    assert s.pass_hat[2] == pytest.approx((1 / 3 + 0) / 2)
+    assert s.pass_hat[3] == 0.0
+    assert s.format_validity == pytest.approx(3 / 6)
+    assert s.failures == {"outputs": 4, "policy": 3}
+
+
+def test_the_oracle_passes_every_trial_and_a_fault_is_caught_by_its_check(blueprints, tmp_path):
+    def oracle(bp, domain, seed):
+        return ScriptedAgent(bp, domain, random.Random(seed), None)
+
+    good = evaluate(blueprints, oracle, "scripted:oracle", EvalSettings(trials=2, max_turns=40,
+                                                                         max_steps_per_turn=12), "fresh:4242")
+    [s] = good.scores
+    assert (s.blueprints, s.episodes) == (6, 12)
+    assert s.pass_at_1 == 1.0 and s.pass_hat[2] == 1.0
+    assert s.format_validity == 1.0 and s.tool_calls > 12
+    # each trial of a blueprint has its own seed (a different user wording)
+    assert len({r["seed"] for r in good.rows}) == 12
+
+    def unknown_tool(bp, domain, seed):
+        return ScriptedAgent(bp, domain, random.Random(seed), Fault(kind=FaultKind.unknown_tool, target=0))
+
+    bad = evaluate(blueprints, unknown_tool, "scripted:unknown_tool", EvalSettings(trials=1, max_turns=40,
+                                                                                   max_steps_per_turn=12), "fresh:4242")
+    [b] = bad.scores
+    assert b.pass_at_1 == 0.0
+    assert b.failures["tool_schema"] == 6
+    assert b.format_validity is not None and b.format_validity < 1.0
+
+    out = tmp_path / "dataset"
+    save_evaluation(out, good)
+    save_evaluation(out, bad)
+    columns, rows = query(out, "SELECT policy, count(*), avg(passed::INT), sum(tool_calls) - sum(valid_tool_calls) "
+                               "FROM evaluations GROUP BY 1 ORDER BY 1")
+    assert rows == [("scripted:oracle", 12, 1.0, 0), ("scripted:unknown_tool", 6, 0.0, 6)]
+
+
+def test_completions_are_parsed_back_into_calls():
+    names = {"get_order_details"}
+    turn = parse_completion('Let me look. <tool_call>{"name": "get_order_details", "arguments": '
+                            '{"order_id": "#W0000001"}}</tool_call>', names, "c")
+    assert turn.content == "Let me look."
+    assert [(c.name, c.parsed_arguments()) for c in turn.calls] == [("get_order_details", {"order_id": "#W0000001"})]
+    assert turn.rejected == {}
+    broken = parse_completion('<tool_call>{"name": "get_order_details", "argu</tool_call>'
+                              '<tool_call>{"name": "fly", "arguments": {}}</tool_call>', names, "c")
+    assert broken.content is None and len(broken.calls) == 2
+    assert broken.rejected["c_0"] == MALFORMED_CALL
+    assert "unknown tool 'fly'" in broken.rejected["c_1"]
+    assert parse_completion("Hello there", names, "c").calls == ()
+
+
+def test_policy_specs_are_validated():
+    assert PolicySpec.parse("hf:/x/y") == PolicySpec("hf", "/x/y")
+    assert PolicySpec.parse("litellm:openai/gpt-4.1-mini").target == "openai/gpt-4.1-mini"
+    for bad in ("gpt-4", "torch:/x", "hf:"):
+        with pytest.raises(ConfigError):
+            PolicySpec.parse(bad)

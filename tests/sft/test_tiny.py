@@ -1,0 +1,83 @@
+"""The tiny model's pieces: the compact template renders tools and calls, wraps exactly the
+assistant messages in generation spans, and ``parse_completion`` reads back what it wrote; the
+model and tokenizer save and load like any Hugging Face model."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from trajforge.schemas.messages import AssistantMessage
+from trajforge.sft.evaluate import EvalSettings, evaluate, fresh_blueprints
+from trajforge.sft.policies import chat_messages, parse_completion
+from trajforge.sft.tiny import END_TOKEN, TinyModelConfig, build_tiny
+from trajforge.simulation import ScriptedAgent
+
+pytest.importorskip("transformers")
+pytest.importorskip("tokenizers")
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def episodes():
+    bps = fresh_blueprints(4, seed=99)
+    result = evaluate(bps, lambda bp, d, s: ScriptedAgent(bp, d, random.Random(s), None), "oracle",
+                      EvalSettings(), "fresh:99")
+    from trajforge.schemas.trajectory import Trajectory
+
+    return [Trajectory.model_validate_json(r["trajectory"]) for r in result.rows]
+
+
+@pytest.fixture(scope="module")
+def tiny(episodes):
+    rows = [{"messages": chat_messages(t.messages), "tools": [s.model_dump(mode="json") for s in t.tools]}
+            for t in episodes]
+    return build_tiny(rows, TinyModelConfig(vocab_size=600, hidden_size=16, intermediate_size=32,
+                                            num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1)), rows
+
+
+def test_generation_spans_parse_back_into_the_same_assistant_messages(episodes, tiny):
+    (_, tokenizer), rows = tiny
+    names = {t.function.name for t in episodes[0].tools}
+    for trajectory, row in zip(episodes, rows):
+        rendered = tokenizer.apply_chat_template(row["messages"], tools=row["tools"], tokenize=True,
+                                                 return_dict=True, return_assistant_tokens_mask=True)
+        ids, mask = rendered["input_ids"], rendered["assistant_masks"]
+        spans, current = [], []
+        for token, bit in zip(ids, mask):
+            if bit:
+                current.append(token)
+            elif current:
+                spans.append(current)
+                current = []
+        if current:
+            spans.append(current)
+        expected = [m for m in trajectory.messages if isinstance(m, AssistantMessage)]
+        assert len(spans) == len(expected)
+        for span, message in zip(spans, expected):
+            text = tokenizer.decode(span)
+            assert text.endswith(END_TOKEN)
+            turn = parse_completion(text[: -len(END_TOKEN)], names, "c")
+            assert turn.content == (message.content.strip() if message.content else None)
+            assert [(c.name, c.parsed_arguments()) for c in turn.calls] == \
+                   [(c.name, c.parsed_arguments()) for c in message.tool_calls]
+            assert not turn.rejected
+        # the tools are listed compactly, one line each, with their parameters
+        prompt = tokenizer.decode(ids)
+        assert "\nget_order_details(order_id): " in prompt
+
+
+def test_the_tiny_model_saves_and_loads_like_any_hf_model(tiny, tmp_path):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    (model, tokenizer), rows = tiny
+    model.save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    loaded = AutoModelForCausalLM.from_pretrained(tmp_path)
+    tok = AutoTokenizer.from_pretrained(tmp_path)
+    assert tok.chat_template == tokenizer.chat_template and len(tok) == len(tokenizer)
+    assert tok.eos_token == END_TOKEN and loaded.config.eos_token_id == tok.eos_token_id
+    text = tok.apply_chat_template(rows[0]["messages"], tools=rows[0]["tools"], tokenize=False)
+    assert tok(text)["input_ids"] == tokenizer(text)["input_ids"]
+    assert all((a == b).all() for a, b in zip(model.state_dict().values(), loaded.state_dict().values()))

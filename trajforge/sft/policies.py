@@ -1,0 +1,219 @@
+"""Policies a trained model plays the agent with: ``hf:PATH`` (transformers ``generate``, CPU or
+GPU), ``vllm:PATH`` (an in-process vLLM engine; optional), and ``litellm:MODEL`` (any model the
+gateway reaches, incl. a ``vllm serve`` endpoint; see ``trajforge.sft.evaluate``).
+
+Local models speak the text format of their chat template: the conversation and the tools are
+rendered with ``apply_chat_template``, the model writes an assistant message, and
+``parse_completion`` reads it back: text, then ``<tool_call>{"name": ..., "arguments": {...}}
+</tool_call>`` blocks (the format of ``trajforge.sft.tiny.CHAT_TEMPLATE`` and of Hermes-style
+templates). A block that is not valid JSON, names no tool or has non-object arguments is kept as
+a call and answered with an error tool message, never executed: malformed calls are data, and
+they are what ``format_valid`` counts.
+
+Generation is batched across episodes: each episode's ``respond`` queues its prompt, and one
+worker thread generates the queued prompts together (``BatchedGenerator``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from trajforge.errors import ConfigError
+from trajforge.schemas.arrow import message_to_row
+from trajforge.schemas.messages import AssistantMessage, Message, ToolCall
+from trajforge.schemas.trajectory import TerminationReason
+from trajforge.simulation.runner import AgentReply, PolicyFailure
+from trajforge.store.exports import conversation
+
+MALFORMED_CALL = "malformed tool call: write <tool_call>{\"name\": TOOL, \"arguments\": {...}}</tool_call>"
+UNKNOWN_TOOL = "unknown tool"
+_BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.S)
+
+
+@dataclass(frozen=True)
+class ParsedTurn:
+    content: str | None
+    calls: tuple[ToolCall, ...]
+    rejected: dict[str, str]
+
+
+def parse_completion(text: str, tool_names: set[str], call_prefix: str) -> ParsedTurn:
+    """An assistant message from the model's text (the inverse of the chat template)."""
+    first = text.find("<tool_call>")
+    content = (text if first < 0 else text[:first]).strip() or None
+    calls: list[ToolCall] = []
+    rejected: dict[str, str] = {}
+    if first >= 0:
+        for k, raw in enumerate(_BLOCK.findall(text[first:])):
+            call_id = f"{call_prefix}_{k}"
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                body = None
+            if not (isinstance(body, dict) and isinstance(body.get("name"), str)
+                    and isinstance(body.get("arguments", {}), dict)):
+                calls.append(ToolCall(id=call_id, name=str(body.get("name", "")) if isinstance(body, dict) else "",
+                                      arguments=raw.strip()))
+                rejected[call_id] = MALFORMED_CALL
+                continue
+            call = ToolCall(id=call_id, name=body["name"],
+                            arguments=json.dumps(body.get("arguments", {}), ensure_ascii=False))
+            calls.append(call)
+            if call.name not in tool_names:
+                rejected[call_id] = f"{UNKNOWN_TOOL} '{call.name}'"
+    return ParsedTurn(content, tuple(calls), rejected)
+
+
+def chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Messages in the chat-template shape (arguments as objects, no ``None`` keys)."""
+    return conversation([message_to_row(m) for m in messages])
+
+
+class BatchedGenerator:
+    """Collects the prompts of concurrent episodes and generates them in batches on a worker
+    thread, so the event loop keeps the other episodes moving while the model runs."""
+
+    def __init__(self, generate_batch: Callable[[list[str]], list[str]], max_batch: int = 16) -> None:
+        self._generate_batch = generate_batch
+        self._max_batch = max_batch
+        self._pending: list[tuple[str, asyncio.Future[str]]] = []
+        self._worker: asyncio.Task[None] | None = None
+
+    async def generate(self, prompt: str) -> str:
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._pending.append((prompt, future))
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.ensure_future(self._drain())
+        return await future
+
+    async def _drain(self) -> None:
+        await asyncio.sleep(0)  # let every episode that is ready queue its prompt first
+        while self._pending:
+            batch, self._pending = self._pending[:self._max_batch], self._pending[self._max_batch:]
+            try:
+                texts = await asyncio.to_thread(self._generate_batch, [p for p, _ in batch])
+            except Exception as exc:  # the episodes fail, the evaluation goes on
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(exc)
+                continue
+            for (_, future), text in zip(batch, texts):
+                if not future.done():
+                    future.set_result(text)
+
+
+class TemplateAgent:
+    """An agent backed by a local model's chat template and a ``BatchedGenerator``. One
+    instance per episode."""
+
+    def __init__(self, name: str, tokenizer: Any, generator: BatchedGenerator,
+                 tools: Sequence[Mapping[str, Any]], max_prompt_tokens: int) -> None:
+        self.name = name
+        self.tokenizer = tokenizer
+        self.generator = generator
+        self.tools = [dict(t) for t in tools]
+        self._tool_names = {t["function"]["name"] for t in self.tools}
+        self._max_prompt_tokens = max_prompt_tokens
+        self._turn = 0
+
+    async def respond(self, messages: Sequence[Message]) -> AgentReply:
+        prompt = self.tokenizer.apply_chat_template(chat_messages(messages), tools=self.tools,
+                                                    tokenize=False, add_generation_prompt=True)
+        if len(self.tokenizer(prompt, add_special_tokens=False)["input_ids"]) > self._max_prompt_tokens:
+            raise PolicyFailure(TerminationReason.agent_error,
+                                f"the conversation no longer fits the model's context ({self._max_prompt_tokens} tokens)")
+        try:
+            text = await self.generator.generate(prompt)
+        except Exception as exc:  # noqa: BLE001 - a generation failure ends this episode only
+            raise PolicyFailure(TerminationReason.llm_error, f"generation failed: {exc}") from None
+        self._turn += 1
+        turn = parse_completion(text, self._tool_names, f"call_{self._turn}")
+        return AgentReply(AssistantMessage(content=turn.content, tool_calls=turn.calls),
+                          rejected=turn.rejected)
+
+
+# --- backends ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    max_new_tokens: int = 256
+    temperature: float = 0.0  # 0: greedy
+    top_p: float = 1.0
+    seed: int = 0
+
+
+def load_hf(path: str, device: str | None = None) -> tuple[Any, Any]:
+    """(model, tokenizer) from a local folder or a Hub id; a clear error when neither loads."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        model = AutoModelForCausalLM.from_pretrained(path)
+    except (OSError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError("--model", f"cannot load '{path}' as a local model folder or a Hub id: {first}") from None
+    if tokenizer.chat_template is None:
+        raise ConfigError("--model", f"'{path}' has no chat template; a tool-calling template is needed")
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    model.to(device)
+    model.eval()
+    return model, tokenizer
+
+
+def hf_generate_batch(model: Any, tokenizer: Any, settings: GenerationSettings) -> Callable[[list[str]], list[str]]:
+    """A batch generate function for a transformers model (left padding)."""
+    import torch
+
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    end_ids = [tokenizer.eos_token_id]
+    end_token = tokenizer.eos_token
+    generator = torch.Generator(device="cpu").manual_seed(settings.seed)
+
+    def generate(prompts: list[str]) -> list[str]:
+        batch = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(model.device)
+        kwargs: dict[str, Any] = {"max_new_tokens": settings.max_new_tokens, "eos_token_id": end_ids,
+                                  "pad_token_id": tokenizer.pad_token_id}
+        if settings.temperature > 0:
+            torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=generator)))
+            kwargs.update(do_sample=True, temperature=settings.temperature, top_p=settings.top_p)
+        else:
+            kwargs.update(do_sample=False)
+        with torch.no_grad():
+            output = model.generate(**batch, **kwargs)
+        new = output[:, batch["input_ids"].shape[1]:]
+        texts = []
+        for row in tokenizer.batch_decode(new, skip_special_tokens=False):
+            texts.append(row.split(end_token)[0].replace(tokenizer.pad_token, ""))
+        return texts
+
+    return generate
+
+
+def vllm_generate_batch(path: str, settings: GenerationSettings) -> tuple[Callable[[list[str]], list[str]], Any, int]:
+    """(batch generate, tokenizer, context length) for an in-process vLLM engine."""
+    try:
+        from vllm import LLM, SamplingParams  # type: ignore[import-not-found]
+    except ImportError:
+        raise ConfigError("--policy", "vllm:PATH needs vLLM: pip install vllm (a GPU machine)") from None
+    engine = LLM(model=path, seed=settings.seed, enable_prefix_caching=True)
+    tokenizer = engine.get_tokenizer()
+    params = SamplingParams(max_tokens=settings.max_new_tokens, temperature=settings.temperature,
+                            top_p=settings.top_p, stop=[tokenizer.eos_token] if tokenizer.eos_token else None,
+                            skip_special_tokens=False)
+
+    def generate(prompts: list[str]) -> list[str]:
+        return [r.outputs[0].text for r in engine.generate(prompts, params, use_tqdm=False)]
+
+    return generate, tokenizer, int(engine.llm_engine.model_config.max_model_len)
+
+
+def context_length(model: Any, default: int = 4096) -> int:
+    return int(getattr(model.config, "max_position_embeddings", default) or default)

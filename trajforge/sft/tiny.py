@@ -1,0 +1,129 @@
+"""``--model tiny``: a small Llama-style model built from a config, with a byte-level BPE
+tokenizer trained on the export's own text, so training and evaluation run offline on CPU.
+
+The chat template is compact on purpose: a tool is rendered as one line, ``name(arg, ...):
+description``, not its full JSON schema, so a tiny model spends its context on the dialogue.
+Every assistant message (text, ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``
+blocks, and the ``<|end|>`` token) sits inside ``{% generation %}`` markers, which is what TRL's
+``assistant_only_loss`` needs. ``trajforge.sft.policies.parse_completion`` is the inverse of
+how the template writes an assistant message. The result is saved with ``save_pretrained`` and
+loads back with ``AutoModelForCausalLM`` / ``AutoTokenizer.from_pretrained``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SPECIAL_TOKENS = ("<|pad|>", "<|system|>", "<|user|>", "<|assistant|>", "<|tool|>", "<|end|>")
+END_TOKEN = "<|end|>"
+PAD_TOKEN = "<|pad|>"
+CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
+
+CHAT_TEMPLATE = (
+    "{%- if messages[0].role == 'system' or tools %}<|system|>"
+    "{%- if messages[0].role == 'system' %}{{ messages[0].content }}{% endif %}"
+    "{%- if tools %}{{ '\\n# Tools' }}"
+    "{%- for tool in tools %}{%- set f = tool.function if tool.function is defined else tool %}{{ '\\n' }}"
+    "{{ f.name }}({{ (f.parameters.properties if f.parameters is defined and f.parameters.properties "
+    "is defined else {}) | join(', ') }}): {{ f.description | default('') }}"
+    "{%- endfor %}{% endif %}"
+    "<|end|>{%- endif %}"
+    "{%- for message in messages %}"
+    "{%- if message.role == 'assistant' %}<|assistant|>"
+    "{%- generation %}"
+    "{%- if message.content %}{{ message.content }}{% endif %}"
+    "{%- for call in message.tool_calls or [] %}"
+    "<tool_call>{{ {'name': call.function.name, 'arguments': call.function.arguments} | tojson }}</tool_call>"
+    "{%- endfor %}<|end|>"
+    "{%- endgeneration %}"
+    "{%- elif message.role == 'tool' %}<|tool|>{{ message.content }}<|end|>"
+    "{%- elif message.role == 'user' %}<|user|>{{ message.content }}<|end|>"
+    "{%- endif %}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}<|assistant|>{% endif %}"
+)
+
+
+class TinyModelConfig(BaseModel):
+    """Sizes of the tiny model and its tokenizer (``tiny.*`` in the train config)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    vocab_size: int = Field(4000, ge=300)
+    hidden_size: int = Field(128, ge=8)
+    intermediate_size: int = Field(384, ge=8)
+    num_hidden_layers: int = Field(4, ge=1)
+    num_attention_heads: int = Field(4, ge=1)
+    num_key_value_heads: int = Field(2, ge=1)
+    max_position_embeddings: int = Field(4096, ge=64)
+    tokenizer_rows: int = Field(2000, ge=1, description="training rows the tokenizer learns from")
+
+
+def conversation_text(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]) -> str:
+    """The text the tokenizer learns from: what the template will render, roughly."""
+    parts = []
+    for tool in tools:
+        f = tool.get("function", tool)
+        parts.append(f"{f.get('name')}({', '.join((f.get('parameters') or {}).get('properties') or {})}):"
+                     f" {f.get('description', '')}")
+    for m in messages:
+        if m.get("content"):
+            parts.append(str(m["content"]))
+        for call in m.get("tool_calls") or []:
+            body = {"name": call["function"]["name"], "arguments": call["function"]["arguments"]}
+            parts.append(CALL_OPEN + json.dumps(body, ensure_ascii=False) + CALL_CLOSE)
+    return "\n".join(parts)
+
+
+def train_tokenizer(texts: Iterable[str], vocab_size: int) -> Any:
+    """A byte-level BPE (no unknown tokens) with the chat's special tokens and the template."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    core = Tokenizer(models.BPE())
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    core.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(SPECIAL_TOKENS),
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  show_progress=False)
+    core.train_from_iterator(texts, trainer=trainer)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, pad_token=PAD_TOKEN, eos_token=END_TOKEN)
+    tokenizer.chat_template = CHAT_TEMPLATE
+    return tokenizer
+
+
+def build_tiny_model(tokenizer: Any, config: TinyModelConfig, seed: int = 0) -> Any:
+    """A freshly initialised ``LlamaForCausalLM`` sized by ``config``."""
+    import torch
+    from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(seed)
+    llama = LlamaConfig(vocab_size=len(tokenizer), hidden_size=config.hidden_size,
+                        intermediate_size=config.intermediate_size,
+                        num_hidden_layers=config.num_hidden_layers,
+                        num_attention_heads=config.num_attention_heads,
+                        num_key_value_heads=config.num_key_value_heads,
+                        max_position_embeddings=config.max_position_embeddings,
+                        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+                        bos_token_id=None, tie_word_embeddings=True)
+    model = LlamaForCausalLM(llama)
+    model.generation_config = GenerationConfig(eos_token_id=tokenizer.eos_token_id,
+                                               pad_token_id=tokenizer.pad_token_id)
+    return model
+
+
+def build_tiny(rows: Iterable[Mapping[str, Any]], config: TinyModelConfig, seed: int = 0) -> tuple[Any, Any]:
+    """(model, tokenizer) for the ``sft`` rows ``rows`` (``messages`` + ``tools``)."""
+    texts = []
+    for i, row in enumerate(rows):
+        if i >= config.tokenizer_rows:
+            break
+        texts.append(conversation_text(row["messages"], row["tools"]))
+    if not texts:
+        raise ValueError("no training rows to learn a tokenizer from")
+    tokenizer = train_tokenizer(texts, config.vocab_size)
+    return build_tiny_model(tokenizer, config, seed), tokenizer

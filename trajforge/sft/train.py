@@ -1,0 +1,331 @@
+"""``trajforge train sft``: supervised fine-tuning on the ``sft`` export with TRL's ``SFTTrainer``.
+
+The config is one YAML file (``configs/sft-tiny.yaml`` shows every section)::
+
+    model: tiny                 # "tiny", a local model folder, or a Hub id
+    data: exports/retail-1k     # an export folder, a dataset folder (catalog), or a Hub dataset id
+    output_dir: runs/sft-tiny
+    sft: {...}                  # trl.SFTConfig fields, passed through as they are
+    lora: null                  # peft.LoraConfig fields: LoRA on; add quantization: 4bit for QLoRA
+    tiny: {...}                 # sizes of the tiny model (trajforge.sft.tiny.TinyModelConfig)
+
+``--set sft.learning_rate=3e-4`` and the like override any field; the ``sft`` section is
+validated by ``SFTConfig`` itself, so every TRL option is available and none is duplicated here.
+Defaults trajforge sets unless the config says otherwise: ``assistant_only_loss`` (only the
+agent's words and tool calls are trained), evaluation on the ``validation`` split when it has
+rows, ``bf16`` on a GPU, no external loggers. The run writes checkpoints (``--resume`` continues
+from the last one), the final model and tokenizer in ``output_dir`` (loadable with
+``from_pretrained``, so ``trajforge eval --policy hf:OUTPUT_DIR`` works), ``loss_curve.csv`` and
+``loss_curve.png``, and ``train_summary.json``.
+
+Multi-GPU: ``accelerate launch --config_file configs/accelerate/fsdp.yaml -m trajforge.cli train
+sft ...`` (or ``deepspeed-zero2.yaml``); the trainer picks up the launcher's distributed setup.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from trajforge.errors import ConfigError
+from trajforge.sft.tiny import TinyModelConfig
+
+EXPORT_INFO_FILE = "trajforge_export.json"
+_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+DEFAULT_SFT: dict[str, Any] = {
+    "assistant_only_loss": True,
+    "report_to": "none",
+    "logging_steps": 10,
+    "save_strategy": "steps",
+    "save_steps": 200,
+    "save_total_limit": 2,
+    "max_length": 4096,
+    "dataloader_num_workers": 0,
+    "activation_checkpointing": False,  # TRL turns it on by default; a tiny model does not need it
+    "seed": 0,
+}
+
+
+class TrainConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field("tiny", min_length=1)
+    data: str = Field("data", min_length=1)
+    output_dir: str = Field("runs/sft", min_length=1)
+    sft: dict[str, Any] = Field(default_factory=dict)
+    lora: dict[str, Any] | None = None
+    quantization: Literal["4bit", "8bit"] | None = None
+    tiny: TinyModelConfig = TinyModelConfig()
+    max_train_rows: int | None = Field(None, ge=1)
+    max_eval_rows: int | None = Field(None, ge=1, description="evaluate on the first N validation rows")
+    max_minutes: float | None = Field(None, gt=0, description="stop training (and save) after this long")
+
+
+def _set(tree: dict[str, Any], dotted: str, value: Any) -> None:
+    node = tree
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
+        if not isinstance(child, dict):
+            raise ConfigError(dotted, f"'{part}' is not a section")
+        node = child
+    node[parts[-1]] = value
+
+
+def load_train_config(path: Path | None, overrides: dict[str, Any] | None = None) -> TrainConfig:
+    """A ``TrainConfig`` from YAML plus dotted overrides; errors name the field."""
+    tree: dict[str, Any] = {}
+    if path is not None:
+        try:
+            loaded = yaml.safe_load(Path(path).read_text())
+        except FileNotFoundError:
+            raise ConfigError("--config", f"{path} does not exist") from None
+        except yaml.YAMLError:
+            raise ConfigError("--config", f"{path} is not valid YAML") from None
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ConfigError("--config", f"{path} must hold a mapping")
+        tree = loaded or {}
+    for key, value in (overrides or {}).items():
+        _set(tree, key, value)
+    try:
+        return TrainConfig.model_validate(tree)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(p) for p in error["loc"]) or "config"
+        raise ConfigError(where, error["msg"]) from None
+
+
+def sft_config(config: TrainConfig, has_validation: bool) -> Any:
+    """``trl.SFTConfig`` from the ``sft`` section over trajforge's defaults."""
+    import torch
+    from trl import SFTConfig
+
+    values = {**DEFAULT_SFT, **config.sft, "output_dir": config.output_dir}
+    for key, value in values.items():
+        if key.endswith("_strategy") and value is False:  # YAML 1.1 reads a bare `no` as false
+            values[key] = "no"
+        elif isinstance(value, str) and _NUMBER.fullmatch(value):  # ... and `3e-3` as a string
+            values[key] = float(value)
+    if torch.cuda.is_available():
+        values.setdefault("bf16", True)
+    else:  # TRL defaults to bf16, which on a CPU is slow autocast
+        values.setdefault("use_cpu", True)
+        values.setdefault("bf16", False)
+    if has_validation:
+        values.setdefault("eval_strategy", "steps")
+        values.setdefault("eval_steps", values.get("save_steps", 200))
+    try:
+        return SFTConfig(**values)
+    except TypeError as exc:  # an unknown field
+        bad = str(exc).split("'")[1] if "'" in str(exc) else "?"
+        raise ConfigError(f"sft.{bad}", "is not a trl.SFTConfig field") from None
+    except ValueError as exc:
+        raise ConfigError("sft", " ".join(str(exc).split())) from None
+
+
+# --- data -------------------------------------------------------------------------------------
+
+def _export_files(folder: Path) -> dict[str, list[str]]:
+    files = {}
+    for split in ("train", "validation", "test"):
+        found = sorted(str(p) for p in (folder / "sft").glob(f"{split}-*.parquet"))
+        if found:
+            files[split] = found
+    return files
+
+
+def load_sft_data(data: str, output_dir: Path) -> Any:
+    """The ``sft`` export as a ``DatasetDict`` (``train``, maybe ``validation``/``test``): from an
+    export folder, from a dataset folder (exported here first) or from a Hub dataset id."""
+    import datasets
+
+    folder = Path(data)
+    if folder.is_dir() and not (folder / "sft").is_dir() and (folder / "catalog.duckdb").is_file():
+        from trajforge.store.export_writer import write_export
+
+        exported = output_dir / "sft-export"
+        write_export(folder, exported, ["sft"])
+        folder = exported
+    if folder.is_dir():
+        files = _export_files(folder)
+        if "train" not in files:
+            raise ConfigError("--data", f"{data} holds no sft/train-*.parquet (run `trajforge export` first)")
+        return datasets.load_dataset("parquet", data_files=files)
+    if folder.exists() or data.startswith((".", "/")) or data.count("/") != 1:
+        raise ConfigError("--data", f"{data} is not an export folder, a dataset folder or a Hub dataset id")
+    try:
+        return datasets.load_dataset(data, "sft")
+    except Exception as exc:  # noqa: BLE001 - any failure to fetch is the user's to fix
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError("--data", f"cannot load Hub dataset '{data}' (config 'sft'): {first}") from None
+
+
+# --- model ------------------------------------------------------------------------------------
+
+def load_model(config: TrainConfig, train_rows: Any, resume_from: Path | None) -> tuple[Any, Any]:
+    """(model, tokenizer): the tiny model (built, or reloaded from the checkpoint being resumed),
+    or a local folder / Hub id."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if config.model == "tiny" and resume_from is None:
+        from trajforge.sft.tiny import build_tiny
+
+        seed = int(config.sft.get("seed", DEFAULT_SFT["seed"]))
+        return build_tiny(train_rows, config.tiny, seed)
+    source = str(resume_from) if config.model == "tiny" else config.model
+    kwargs: dict[str, Any] = {}
+    if config.quantization is not None:
+        try:
+            from transformers import BitsAndBytesConfig
+            import bitsandbytes  # noqa: F401  # type: ignore[import-not-found]
+        except ImportError:
+            raise ConfigError("quantization", "QLoRA needs bitsandbytes and a GPU: pip install bitsandbytes") from None
+        kwargs["quantization_config"] = BitsAndBytesConfig(load_in_4bit=config.quantization == "4bit",
+                                                           load_in_8bit=config.quantization == "8bit")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source)
+        model = AutoModelForCausalLM.from_pretrained(source, **kwargs)
+    except (OSError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError("--model", f"cannot load '{source}' as a local model folder or a Hub id: {first}") from None
+    if tokenizer.chat_template is None:
+        raise ConfigError("--model", f"'{source}' has no chat template; use an instruct model or --model tiny")
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return model, tokenizer
+
+
+# --- loss curves ------------------------------------------------------------------------------
+
+CURVE_FIELDS = ("step", "epoch", "loss", "eval_loss", "learning_rate")
+
+
+def write_loss_curve(log_history: list[dict[str, Any]], folder: Path) -> tuple[Path, Path | None]:
+    """``loss_curve.csv`` (one row per logged step) and ``loss_curve.png``."""
+    rows: dict[int, dict[str, Any]] = {}
+    for entry in log_history:
+        if "loss" not in entry and "eval_loss" not in entry:
+            continue
+        row = rows.setdefault(int(entry["step"]), {"step": int(entry["step"])})
+        for key in CURVE_FIELDS[1:]:
+            if key in entry:
+                row[key] = entry[key]
+    csv_path = folder / "loss_curve.csv"
+    with csv_path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=CURVE_FIELDS)
+        writer.writeheader()
+        for step in sorted(rows):
+            writer.writerow(rows[step])
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return csv_path, None
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for key, label in (("loss", "train"), ("eval_loss", "validation")):
+        points = [(s, r[key]) for s, r in sorted(rows.items()) if key in r]
+        if points:
+            ax.plot(*zip(*points), marker="o" if key == "eval_loss" else None, markersize=3, label=label)
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss (assistant tokens)")
+    ax.legend()
+    fig.tight_layout()
+    png_path = folder / "loss_curve.png"
+    fig.savefig(png_path, dpi=110)
+    plt.close(fig)
+    return csv_path, png_path
+
+
+def time_limit(seconds: float) -> Any:
+    """A callback that ends training (with a final evaluation and save) once ``seconds`` of
+    training have passed: a wall-clock budget rather than a step count."""
+    from transformers import TrainerCallback
+
+    class TimeLimit(TrainerCallback):
+        def __init__(self) -> None:
+            self.started: float | None = None
+
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            self.started = time.perf_counter()
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+            if self.started is not None and time.perf_counter() - self.started >= seconds:
+                control.should_training_stop = True
+                control.should_evaluate = args.eval_strategy != "no"
+                control.should_save = True
+            return control
+
+    return TimeLimit()
+
+
+# --- the run ----------------------------------------------------------------------------------
+
+def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
+    """Fine-tune; returns the summary also written to ``train_summary.json``."""
+    from transformers.trainer_utils import get_last_checkpoint
+    from trl import SFTTrainer
+
+    output_dir = Path(config.output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    last = get_last_checkpoint(str(output_dir)) if resume else None
+    checkpoint = Path(last) if last else None
+    if resume and checkpoint is None:
+        raise ConfigError("--resume", f"no checkpoint-* folder in {output_dir} to resume from")
+    data = load_sft_data(config.data, output_dir)
+    keep = ["messages", "tools"]
+    train = data["train"].select_columns(keep)
+    if config.max_train_rows is not None:
+        train = train.select(range(min(config.max_train_rows, train.num_rows)))
+    validation = data["validation"].select_columns(keep) if "validation" in data and data["validation"].num_rows else None
+    if validation is not None and config.max_eval_rows is not None:
+        validation = validation.select(range(min(config.max_eval_rows, validation.num_rows)))
+    args = sft_config(config, validation is not None)
+    model, tokenizer = load_model(config, train, checkpoint)
+    peft_config = None
+    if config.lora is not None:
+        from peft import LoraConfig
+
+        try:
+            peft_config = LoraConfig(**{"task_type": "CAUSAL_LM", **config.lora})
+        except (TypeError, ValueError) as exc:
+            raise ConfigError("lora", " ".join(str(exc).split())) from None
+    started = time.perf_counter()
+    callbacks = [time_limit(config.max_minutes * 60.0)] if config.max_minutes else None
+    trainer = SFTTrainer(model=model, args=args, train_dataset=train, eval_dataset=validation,
+                         processing_class=tokenizer, peft_config=peft_config, callbacks=callbacks)
+    result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    seconds = time.perf_counter() - started
+    final = trainer.model
+    if peft_config is not None:
+        trainer.model.save_pretrained(output_dir / "adapter")
+        final = trainer.model.merge_and_unload()
+    final.save_pretrained(output_dir)
+    tokenizer.save_pretrained(output_dir)
+    history = trainer.state.log_history
+    eval_losses = [e["eval_loss"] for e in history if "eval_loss" in e]
+    tokens = max((e.get("num_tokens", 0) for e in history), default=0)
+    csv_path, png_path = write_loss_curve(history, output_dir)
+    summary = {
+        "model": config.model, "data": config.data, "output_dir": str(output_dir),
+        "parameters": sum(p.numel() for p in final.parameters()),
+        "train_rows": train.num_rows, "validation_rows": validation.num_rows if validation is not None else 0,
+        "global_step": result.global_step, "train_loss": result.training_loss,
+        "final_eval_loss": eval_losses[-1] if eval_losses else None,
+        "seconds": round(seconds, 1), "num_tokens": tokens,
+        "tokens_per_second": round(tokens / seconds, 1) if tokens and seconds else None,
+        "resumed_from": str(checkpoint) if checkpoint else None,
+        "loss_curve_csv": str(csv_path), "loss_curve_png": str(png_path) if png_path else None,
+    }
+    (output_dir / "train_summary.json").write_text(json.dumps(summary, indent=1, default=str))
+    return summary
