@@ -59,10 +59,24 @@ class CardStats:
     rejections: list[tuple[str, int]] = field(default_factory=list)
 
 
+def _vendi_from_selections(out: Path, runs: list[str]) -> dict[str, float]:
+    """Vendi score (order 1) per domain of the latest diversity selection of these runs."""
+    from trajforge.store.derived import selection_summaries
+
+    latest = {s["run_id"]: s for s in selection_summaries(out) if s.get("run_id") in runs}
+    vendi: dict[str, float] = {}
+    for summary in latest.values():
+        for row in summary.get("by_domain") or []:
+            scores = row.get("vendi_selected") or row.get("vendi") or {}
+            if "1" in scores:
+                vendi[str(row["group"])] = float(scores["1"])
+    return vendi
+
+
 def _vendi(con: duckdb.DuckDBPyConnection, runs: list[str]) -> dict[str, float]:
     """Vendi score per domain, when a diversity stage recorded one: a ``diversity`` or
     ``scores`` relation with a ``domain`` column and a column named ``vendi*``."""
-    for relation in ("diversity", "scores"):
+    for relation in ("diversity",):
         columns = relation_columns(con, relation)
         vendi = sorted(c for c in columns if c.lower().startswith("vendi"))
         if "domain" in columns and vendi:
@@ -78,9 +92,12 @@ def card_stats(out: Path, run_ids: list[str]) -> CardStats:
     con = connect(out, read_only=True)
     try:
         con.execute("SET enable_progress_bar = false")
-        return _card_stats(con, run_ids)
+        stats = _card_stats(con, run_ids)
     finally:
         con.close()
+    if not stats.vendi:
+        stats.vendi = _vendi_from_selections(out, list(run_ids))
+    return stats
 
 
 def _card_stats(con: duckdb.DuckDBPyConnection, runs: list[str]) -> CardStats:
@@ -105,8 +122,9 @@ def _card_stats(con: duckdb.DuckDBPyConnection, runs: list[str]) -> CardStats:
     simulated = q("SELECT count(*) FROM trajectories WHERE list_contains(?, run_id)", r).fetchone()[0]
     passed = q("SELECT count(*) FROM outcomes WHERE passed AND list_contains(?, run_id)", r).fetchone()[0]
     selected: int | None = None
-    if {"trajectory_id", "selected"} <= relation_columns(con, "scores"):
-        selected = q("SELECT count(*) FROM scores s JOIN outcomes o ON o.trajectory_id = s.trajectory_id "
+    if ({"trajectory_id", "selected"} <= relation_columns(con, "selection")
+            and con.execute("SELECT count(*) FROM selection").fetchone()[0]):
+        selected = q("SELECT count(DISTINCT s.trajectory_id) FROM selection s JOIN outcomes o ON o.trajectory_id = s.trajectory_id "
                      "WHERE s.selected AND o.passed AND list_contains(?, o.run_id)", r).fetchone()[0]
     stats.yields = {"generated": int(valid) + int(rejected), "valid": int(valid),
                     "simulated": int(simulated), "passed": int(passed),

@@ -98,11 +98,14 @@ def relation_columns(con: duckdb.DuckDBPyConnection, name: str) -> set[str]:
 
 
 def selected_trajectories(con: duckdb.DuckDBPyConnection) -> set[str] | None:
-    """Ids a diversity selection kept, when the catalog has one: a ``scores`` relation with
-    ``trajectory_id`` and a boolean ``selected``. ``None`` when there is no selection."""
-    if not {"trajectory_id", "selected"} <= relation_columns(con, "scores"):
+    """Ids a diversity selection kept, when the catalog has one (the ``selection`` view, with
+    ``trajectory_id`` and a boolean ``selected``). ``None`` when there is no selection."""
+    # the diversity stage's ``selection`` view (store/derived.py); an empty view: no selection ran
+    if not {"trajectory_id", "selected"} <= relation_columns(con, "selection"):
         return None
-    return {r[0] for r in con.execute("SELECT trajectory_id FROM scores WHERE selected").fetchall()}
+    if not con.execute("SELECT count(*) FROM selection").fetchone()[0]:
+        return None
+    return {r[0] for r in con.execute("SELECT trajectory_id FROM selection WHERE selected").fetchall()}
 
 
 def resolve_runs(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None) -> tuple[str, ...]:
