@@ -21,7 +21,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from trajforge.errors import ConfigError
 from trajforge.schemas.arrow import message_to_row
@@ -74,18 +74,23 @@ def chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return conversation([message_to_row(m) for m in messages])
 
 
-class BatchedGenerator:
-    """Collects the prompts of concurrent episodes and generates them in batches on a worker
-    thread, so the event loop keeps the other episodes moving while the model runs."""
+P = TypeVar("P")
+R = TypeVar("R")
 
-    def __init__(self, generate_batch: Callable[[list[str]], list[str]], max_batch: int = 16) -> None:
+
+class BatchedGenerator(Generic[P, R]):
+    """Collects the prompts of concurrent episodes and generates them in batches on a worker
+    thread, so the event loop keeps the other episodes moving while the model runs. Prompts and
+    results are text here, token ids in the RL rollouts (``trajforge.rl.rollout``)."""
+
+    def __init__(self, generate_batch: Callable[[list[P]], list[R]], max_batch: int = 16) -> None:
         self._generate_batch = generate_batch
         self._max_batch = max_batch
-        self._pending: list[tuple[str, asyncio.Future[str]]] = []
+        self._pending: list[tuple[P, asyncio.Future[R]]] = []
         self._worker: asyncio.Task[None] | None = None
 
-    async def generate(self, prompt: str) -> str:
-        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    async def generate(self, prompt: P) -> R:
+        future: asyncio.Future[R] = asyncio.get_running_loop().create_future()
         self._pending.append((prompt, future))
         if self._worker is None or self._worker.done():
             self._worker = asyncio.ensure_future(self._drain())
@@ -111,7 +116,7 @@ class TemplateAgent:
     """An agent backed by a local model's chat template and a ``BatchedGenerator``. One
     instance per episode."""
 
-    def __init__(self, name: str, tokenizer: Any, generator: BatchedGenerator,
+    def __init__(self, name: str, tokenizer: Any, generator: BatchedGenerator[str, str],
                  tools: Sequence[Mapping[str, Any]], max_prompt_tokens: int) -> None:
         self.name = name
         self.tokenizer = tokenizer

@@ -66,6 +66,9 @@ class TrainConfig(BaseModel):
     max_train_rows: int | None = Field(None, ge=1)
     max_eval_rows: int | None = Field(None, ge=1, description="evaluate on the first N validation rows")
     max_minutes: float | None = Field(None, gt=0, description="stop training (and save) after this long")
+    threads: int | None = Field(None, ge=1, description=(
+        "CPU threads for torch (None: torch's default). On a shared CPU, 1 thread can be several times "
+        "faster than 2: torch's OpenMP workers spin-wait on each other when another process holds a core"))
 
 
 def _set(tree: dict[str, Any], dotted: str, value: Any) -> None:
@@ -276,6 +279,10 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
     from transformers.trainer_utils import get_last_checkpoint
     from trl import SFTTrainer
 
+    if config.threads is not None:
+        import torch
+
+        torch.set_num_threads(config.threads)
     output_dir = Path(config.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     last = get_last_checkpoint(str(output_dir)) if resume else None

@@ -1,0 +1,223 @@
+"""Episodes played by a local model token-in, token-out, for RL.
+
+The evaluation agent (``trajforge.sft.policies.TemplateAgent``) re-renders the whole conversation
+with the chat template every turn, so its earlier messages are seen in their canonical form, not
+as the model wrote them. For a policy gradient the trained sequence must be exactly what the
+model sampled, so ``TokenAgent`` keeps the episode as one growing list of token ids:
+
+- turn 0: the rendered prompt (system, tools, the user's first message, the assistant header);
+- each agent turn: the ids the model sampled (``env_mask`` 1), closed by the end token if the
+  model ran out of new tokens (mask 0);
+- between turns: the rendering of the messages that came after the agent's last message (tool
+  results, the user's reply, the next assistant header), taken as the text the template adds
+  (mask 0). This needs a prefix-stable chat template (rendering a longer conversation extends the
+  rendering of a shorter one), which the tiny model's template and Hermes-style ones are; an
+  unstable one ends the episode with a clear error.
+
+The model sees these ids when it generates, so the logprobs TRL computes for training are those of
+the actions taken. Generation is batched across the concurrent episodes
+(``trajforge.sft.policies.BatchedGenerator``) and sampled with a seeded generator.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from trajforge.environments.base import Domain
+from trajforge.rl.reward import EpisodeReward, RewardConfig, episode_reward
+from trajforge.schemas.blueprint import TaskBlueprint
+from trajforge.schemas.messages import AssistantMessage, Message
+from trajforge.schemas.trajectory import EpisodeSpec, TerminationReason, Trajectory
+from trajforge.simulation import EpisodeLimits, ScriptedUser, run_episode
+from trajforge.simulation.runner import AgentReply, PolicyFailure
+from trajforge.sft.evaluate import Domains
+from trajforge.sft.policies import BatchedGenerator, chat_messages, parse_completion
+from trajforge.verifiers import verify
+
+TokenBatch = Callable[[list[list[int]]], list[list[int]]]
+
+
+@dataclass(frozen=True)
+class RolloutSettings:
+    max_turns: int = 8
+    max_steps_per_turn: int = 4
+    max_new_tokens: int = 96
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_context: int = 4096
+    batch_size: int = 16  # episodes generated together
+    concurrency: int = 64  # episodes in flight
+
+
+@dataclass
+class Rollout:
+    """One played episode: the trajectory, its reward, and the token sequence to train on."""
+
+    blueprint: TaskBlueprint
+    seed: int
+    trajectory: Trajectory
+    reward: EpisodeReward
+    prompt_ids: list[int]
+    completion_ids: list[int]
+    env_mask: list[int]
+
+    @property
+    def policy_tokens(self) -> int:
+        return sum(self.env_mask)
+
+
+def rollout_seed(blueprint_id: str, salt: str, index: int) -> int:
+    digest = hashlib.sha256(f"{blueprint_id}:{salt}:{index}:rollout".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def token_generate_batch(model: Any, tokenizer: Any, settings: RolloutSettings, seed: int) -> TokenBatch:
+    """Sample a continuation for each list of ids (left-padded together); each result ends at the
+    first end token (included) or after ``max_new_tokens``."""
+    import torch
+
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    end = tokenizer.eos_token_id
+    rng = torch.Generator(device="cpu").manual_seed(seed)
+
+    def generate(prompts: list[list[int]]) -> list[list[int]]:
+        width = max(len(p) for p in prompts)
+        ids = torch.full((len(prompts), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(prompts), width), dtype=torch.long)
+        for i, p in enumerate(prompts):
+            ids[i, width - len(p):] = torch.tensor(p, dtype=torch.long)
+            mask[i, width - len(p):] = 1
+        kwargs: dict[str, Any] = {"max_new_tokens": settings.max_new_tokens, "eos_token_id": end,
+                                  "pad_token_id": pad}
+        if settings.temperature > 0:
+            torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=rng)))
+            kwargs.update(do_sample=True, temperature=settings.temperature, top_p=settings.top_p, top_k=0)
+        else:
+            kwargs.update(do_sample=False)
+        was_training = model.training
+        model.eval()
+        with torch.no_grad():
+            out = model.generate(input_ids=ids.to(model.device), attention_mask=mask.to(model.device), **kwargs)
+        if was_training:
+            model.train()
+        results = []
+        for row in out[:, width:].tolist():
+            if end in row:
+                row = row[:row.index(end) + 1]
+            else:
+                row = [t for t in row if t != pad] if pad != end else row
+            results.append(row)
+        return results
+
+    return generate
+
+
+class TokenAgent:
+    """An agent that keeps its episode as one token sequence (see the module note)."""
+
+    def __init__(self, name: str, tokenizer: Any, generator: BatchedGenerator[list[int], list[int]],
+                 tools: Sequence[Mapping[str, Any]], max_context: int, max_new_tokens: int) -> None:
+        self.name = name
+        self.tokenizer = tokenizer
+        self.generator = generator
+        self.tools = [dict(t) for t in tools]
+        self._tool_names = {t["function"]["name"] for t in self.tools}
+        self._max_context = max_context
+        self._max_new = max_new_tokens
+        self.ids: list[int] = []
+        self.mask: list[int] = []
+        self.prompt_len = 0
+        self._turn = 0
+
+    def _render(self, messages: Sequence[Message], generation_prompt: bool) -> str:
+        return self.tokenizer.apply_chat_template(chat_messages(messages), tools=self.tools, tokenize=False,
+                                                  add_generation_prompt=generation_prompt)
+
+    def _encode(self, text: str) -> list[int]:
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    async def respond(self, messages: Sequence[Message]) -> AgentReply:
+        full = self._render(messages, True)
+        if not self.ids:
+            self.ids = self._encode(full)
+            self.prompt_len = len(self.ids)
+        else:
+            last = max(i for i, m in enumerate(messages) if isinstance(m, AssistantMessage))
+            before = self._render(messages[:last + 1], False)
+            if not full.startswith(before):
+                raise PolicyFailure(TerminationReason.agent_error,
+                                    "the chat template is not prefix-stable; token-level rollouts need one")
+            added = self._encode(full[len(before):])
+            self.ids += added
+            self.mask += [0] * len(added)
+        if len(self.ids) + self._max_new > self._max_context:
+            raise PolicyFailure(TerminationReason.agent_error,
+                                f"the conversation no longer fits the model's context ({self._max_context} tokens)")
+        new = await self.generator.generate(list(self.ids))
+        self.ids += new
+        self.mask += [1] * len(new)
+        end = self.tokenizer.eos_token_id
+        if not new or new[-1] != end:  # out of new tokens: close the message as the template would
+            self.ids.append(end)
+            self.mask.append(0)
+        text = self.tokenizer.decode([t for t in new if t != end], skip_special_tokens=False)
+        self._turn += 1
+        turn = parse_completion(text, self._tool_names, f"call_{self._turn}")
+        return AgentReply(AssistantMessage(content=turn.content, tool_calls=turn.calls), rejected=turn.rejected)
+
+
+@dataclass
+class RolloutPlayer:
+    """Plays groups of episodes with one model; one instance per model (and per RNG stream)."""
+
+    model: Any
+    tokenizer: Any
+    settings: RolloutSettings
+    reward: RewardConfig = field(default_factory=RewardConfig)
+    seed: int = 0
+    name: str = "rl-policy"
+    domains: Domains = field(default_factory=Domains)
+
+    def __post_init__(self) -> None:
+        self._generate = token_generate_batch(self.model, self.tokenizer, self.settings, self.seed)
+
+    def play(self, jobs: Sequence[tuple[TaskBlueprint, int]], run_id: str = "rl") -> list[Rollout]:
+        """Play each (blueprint, seed) once; results in the order of ``jobs``."""
+        return asyncio.run(self._play(jobs, run_id))
+
+    async def _play(self, jobs: Sequence[tuple[TaskBlueprint, int]], run_id: str) -> list[Rollout]:
+        generator: BatchedGenerator[list[int], list[int]] = BatchedGenerator(self._generate, self.settings.batch_size)
+        gate = asyncio.Semaphore(self.settings.concurrency)
+        limits = EpisodeLimits(self.settings.max_turns, self.settings.max_steps_per_turn)
+
+        async def one(bp: TaskBlueprint, seed: int) -> Rollout:
+            async with gate:
+                domain = self.domains.get(bp)
+                tools = [t.model_dump(mode="json") for t in domain.tool_specs()]
+                agent = TokenAgent(self.name, self.tokenizer, generator, tools, self.settings.max_context,
+                                   self.settings.max_new_tokens)
+                user = ScriptedUser(bp, domain, random.Random(seed + 1))
+                spec = EpisodeSpec(agent=self.name, user="scripted", seed=seed, max_turns=self.settings.max_turns)
+                trajectory = await run_episode(bp.id, domain.environment(), agent, user, limits,
+                                               run_id=run_id, episode=spec)
+            return self._score(bp, seed, trajectory, agent, domain)
+
+        return list(await asyncio.gather(*(one(bp, seed) for bp, seed in jobs)))
+
+    def _score(self, bp: TaskBlueprint, seed: int, trajectory: Trajectory, agent: TokenAgent,
+               domain: Domain) -> Rollout:
+        verdicts = verify(trajectory, bp, domain)
+        reward = episode_reward(trajectory, bp, verdicts, self.reward)
+        prompt = agent.ids[:agent.prompt_len]
+        completion = agent.ids[agent.prompt_len:]
+        mask = list(agent.mask)
+        if not prompt:  # the agent never spoke (the first prompt did not fit)
+            prompt = [self.tokenizer.eos_token_id]
+        if not completion:
+            completion, mask = [self.tokenizer.eos_token_id], [0]
+        return Rollout(bp, seed, trajectory, reward, prompt, completion, mask)
