@@ -277,6 +277,27 @@ class PolicySpec:
         return cls(kind, target)
 
 
+def template_agents(name: str, tokenizer: Any, generator: Any, max_prompt_tokens: int) -> AgentFactory:
+    """Agents for a local model: each episode gets a ``TemplateAgent`` sharing ``generator``."""
+    from trajforge.sft.policies import TemplateAgent
+
+    def local(bp: TaskBlueprint, domain: Domain, episode_seed: int) -> AgentPolicy:
+        tools = [t.model_dump(mode="json") for t in domain.tool_specs()]
+        return TemplateAgent(name, tokenizer, generator, tools, max_prompt_tokens)
+
+    return local
+
+
+def model_agents(model: Any, tokenizer: Any, name: str, *, max_new_tokens: int = 256, temperature: float = 0.0,
+                 seed: int = 0, batch_size: int = 8) -> AgentFactory:
+    """Agents for a model already in memory (e.g. the policy being trained in ``trajforge loop``)."""
+    from trajforge.sft.policies import BatchedGenerator, GenerationSettings, context_length, hf_generate_batch
+
+    gen = GenerationSettings(max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
+    return template_agents(name, tokenizer, BatchedGenerator(hf_generate_batch(model, tokenizer, gen), batch_size),
+                           context_length(model) - max_new_tokens)
+
+
 def agent_factory(spec: PolicySpec, *, max_new_tokens: int = 256, temperature: float = 0.0,
                   seed: int = 0, api_base: str | None = None, batch_size: int = 8,
                   gateway: GatewayConfig | None = None) -> AgentFactory:
@@ -285,7 +306,6 @@ def agent_factory(spec: PolicySpec, *, max_new_tokens: int = 256, temperature: f
         from trajforge.sft.policies import (
             BatchedGenerator,
             GenerationSettings,
-            TemplateAgent,
             context_length,
             hf_generate_batch,
             load_hf,
@@ -298,14 +318,8 @@ def agent_factory(spec: PolicySpec, *, max_new_tokens: int = 256, temperature: f
             generate, context = hf_generate_batch(model, tokenizer, gen), context_length(model)
         else:
             generate, tokenizer, context = vllm_generate_batch(spec.target, gen)
-        generator = BatchedGenerator(generate, batch_size)
-        name = f"{spec.kind}:{spec.target}"
-
-        def local(bp: TaskBlueprint, domain: Domain, episode_seed: int) -> AgentPolicy:
-            tools = [t.model_dump(mode="json") for t in domain.tool_specs()]
-            return TemplateAgent(name, tokenizer, generator, tools, context - max_new_tokens)
-
-        return local
+        return template_agents(f"{spec.kind}:{spec.target}", tokenizer, BatchedGenerator(generate, batch_size),
+                               context - max_new_tokens)
 
     from trajforge.simulation.llm import Budget, EpisodeLedger, Gateway
     from trajforge.simulation.llm_agent import LLMAgent, episode_tag
