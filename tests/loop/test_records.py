@@ -15,7 +15,7 @@ from trajforge.errors import StoreError
 from trajforge.generators import generate_blueprints
 from trajforge.generators.resynthesize import resynthesize
 from trajforge.loop.plot import plot_loop
-from trajforge.loop.pool import PoolConfig, RolloutOutcome, TaskPool
+from trajforge.loop.pool import PoolConfig, RolloutOutcome, TaskPool, iteration_record
 from trajforge.schemas import TaskBlueprint
 from trajforge.schemas.config import GenerationConfig
 from trajforge.schemas.loop import (
@@ -78,15 +78,12 @@ def _simulate(out: Path, domain: RetailDomain, seeds: list[TaskBlueprint], itera
         admitted = pool.add(variants, i + 1)
         write_loop_shard(out, RUN, i + 1, blueprints=[v for v in variants if v.id in pool])
         total += len(outcomes)
-        comp = pool.composition()
-        record = LoopIteration(
-            id=LoopIteration.make_id(RUN, i), run_id=RUN, iteration=i, pool_size=len(pool),
-            pool_seed=comp["seed"], pool_resynthesized=comp["resynthesized"], composition=comp,
-            rollout_tasks=len(update.groups), boundary_count=len(update.boundary),
-            saturated_retired=len(update.saturated), hopeless_retired=len(update.hopeless),
-            variants_proposed=proposed, variants_accepted=accepted, variants_admitted=admitted,
-            trajectories=len(outcomes), trajectories_total=total, mean_reward=update.mean_reward,
-            heldout_pass_at_1=None if i == 1 else 0.1 * i, train_loss=None, wall_seconds=0.5)
+        record = iteration_record(RUN, pool, update, variants_proposed=proposed,
+                                  variants_accepted=accepted, variants_admitted=admitted,
+                                  trajectories_total=total, wall_seconds=0.5,
+                                  heldout_pass_at_1=None if i == 1 else 0.1 * i)
+        assert record.trajectories == len(outcomes) and record.pool_size == len(pool.active())
+        assert record.train_success_rate == sum(o.passed for o in outcomes) / len(outcomes)
         write_loop_iteration(out, record)
         write_loop_tasks(out, RUN, i, [s.record(RUN, i) for s in pool.stats()])
         records.append(record)

@@ -36,7 +36,7 @@ from pydantic import Field
 
 from trajforge.schemas.base import Record
 from trajforge.schemas.blueprint import TaskBlueprint
-from trajforge.schemas.loop import LoopTaskStat
+from trajforge.schemas.loop import LoopIteration, LoopTaskStat
 
 
 class TaskStatus(StrEnum):
@@ -168,6 +168,11 @@ class PoolUpdate:
     groups: dict[str, GroupStat]
     rollouts: int
     mean_reward: float | None
+    successes: int = 0
+
+    @property
+    def success_rate(self) -> float | None:
+        return self.successes / self.rollouts if self.rollouts else None
 
 
 class TaskPool:
@@ -256,7 +261,8 @@ class TaskPool:
                           boundary=[self._entries[i].blueprint for _, i in boundary],
                           saturated=saturated, hopeless=hopeless, groups=groups,
                           rollouts=len(outcomes),
-                          mean_reward=sum(rewards) / len(rewards) if rewards else None)
+                          mean_reward=sum(rewards) / len(rewards) if rewards else None,
+                          successes=sum(o.passed for o in outcomes))
 
     def add(self, variants: Sequence[TaskBlueprint], iteration: int) -> int:
         """Admit variants (free slots first, then by eviction), then refill from the seed
@@ -296,3 +302,23 @@ class TaskPool:
     @staticmethod
     def _retire(entry: _Entry, status: TaskStatus, iteration: int) -> None:
         entry.status, entry.retired_at = status, iteration
+
+
+def iteration_record(run_id: str, pool: TaskPool, update: PoolUpdate, *, variants_proposed: int,
+                     variants_accepted: int, variants_admitted: int, trajectories_total: int,
+                     wall_seconds: float, heldout_pass_at_1: float | None = None,
+                     train_loss: float | None = None) -> LoopIteration:
+    """The ``LoopIteration`` row of ``update``'s iteration, with the pool as it stands now
+    (after retirements and ``add``)."""
+    comp = pool.composition()
+    return LoopIteration(
+        id=LoopIteration.make_id(run_id, update.iteration), run_id=run_id,
+        iteration=update.iteration, pool_size=len(pool), pool_seed=comp[Origin.seed.value],
+        pool_resynthesized=comp[Origin.resynthesized.value], composition=comp,
+        rollout_tasks=len(update.groups), boundary_count=len(update.boundary),
+        saturated_retired=len(update.saturated), hopeless_retired=len(update.hopeless),
+        variants_proposed=variants_proposed, variants_accepted=variants_accepted,
+        variants_admitted=variants_admitted, trajectories=update.rollouts,
+        trajectories_total=trajectories_total, mean_reward=update.mean_reward,
+        train_success_rate=update.success_rate, heldout_pass_at_1=heldout_pass_at_1,
+        train_loss=train_loss, wall_seconds=wall_seconds)
