@@ -385,6 +385,8 @@ class RetailTaskSampler:
                                                 {"customer_id": customer.id}, ("identity",))
         intents: list[DraftIntent] = []
         for step in plan.intents:
+            if not hasattr(builder, f"_{step.kind}"):
+                raise TaskRejected("unknown_intent_kind", step.kind)
             builder.p_indirect = 1.0 if step.indirect else 0.0
             builder.p_redirect = 1.0 if step.redirect else 0.0
             builder.p_revision = 1.0 if step.revision else 0.0
