@@ -125,6 +125,7 @@ def test_variants_take_free_slots_then_evict_the_least_informative(seeds: list[T
     assert pool.add(v[1:3], 2) == 1  # d goes; then only boundary or unobserved tasks are left
     assert [x.id for x in pool.active()] == [a.id, b.id, v[0].id, v[1].id]
     assert pool.add([v[0], a], 2) == 0  # ids the pool has held are skipped
+    assert pool.status(v[2].id) is None and pool.status(c.id) is TaskStatus.evicted
     assert pool.composition() == {"seed": 2, "resynthesized": 2, "queued": 0, "active": 4,
                                   "saturated": 0, "hopeless": 0, "evicted": 2}
     rows = {s.blueprint_id: s for s in pool.stats()}

@@ -75,8 +75,9 @@ def _simulate(out: Path, domain: RetailDomain, seeds: list[TaskBlueprint], itera
             proposed += result.proposed
             accepted += len(result.accepted)
             variants += result.accepted
-        admitted = pool.add(variants, i + 1)
-        write_loop_shard(out, RUN, i + 1, blueprints=[v for v in variants if v.id in pool])
+        taken = pool.admit(variants, i + 1)
+        admitted = len(taken)
+        write_loop_shard(out, RUN, i + 1, blueprints=taken)
         total += len(outcomes)
         record = iteration_record(RUN, pool, update, variants_proposed=proposed,
                                   variants_accepted=accepted, variants_admitted=admitted,

@@ -19,7 +19,8 @@ goal text, and keeps a variant only when
 Variants run on the parent's environment (same domain size and seed): the loop rolls every
 task of its pool out in one environment, and the template already holds hundreds of customers,
 so fresh entities need no other seed. Everything depends only on (parent id, seed): the same
-call returns the same variants.
+call returns the same variants, so a loop passes a new seed each iteration (e.g. the iteration
+number) to get new ones.
 """
 
 from __future__ import annotations

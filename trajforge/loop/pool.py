@@ -199,7 +199,12 @@ class TaskPool:
         return sum(e.status is TaskStatus.active for e in self._entries.values())
 
     def __contains__(self, blueprint_id: object) -> bool:
+        """Whether the pool has ever held the task (any status)."""
         return blueprint_id in self._entries
+
+    def status(self, blueprint_id: str) -> TaskStatus | None:
+        entry = self._entries.get(blueprint_id)
+        return entry.status if entry is not None else None
 
     def composition(self) -> dict[str, int]:
         """Counts of active tasks by origin (``seed``, ``resynthesized``), and of every task
@@ -267,7 +272,11 @@ class TaskPool:
     def add(self, variants: Sequence[TaskBlueprint], iteration: int) -> int:
         """Admit variants (free slots first, then by eviction), then refill from the seed
         queue. Returns how many variants were admitted; ids the pool has held are skipped."""
-        admitted = 0
+        return len(self.admit(variants, iteration))
+
+    def admit(self, variants: Sequence[TaskBlueprint], iteration: int) -> list[TaskBlueprint]:
+        """``add``, returning the variants admitted (the ones to store with the iteration)."""
+        admitted: list[TaskBlueprint] = []
         for bp in variants:
             if bp.id in self._entries:
                 continue
@@ -278,7 +287,7 @@ class TaskPool:
                 self._retire(victim, TaskStatus.evicted, iteration)
             self._entries[bp.id] = _Entry(bp, Origin.resynthesized, TaskStatus.active,
                                           added_at=iteration)
-            admitted += 1
+            admitted.append(bp)
         self.refill(iteration)
         return admitted
 
