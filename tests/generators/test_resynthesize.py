@@ -122,3 +122,31 @@ def test_variants_are_storable_as_blueprints(domain: RetailDomain,
 def test_a_parent_from_another_environment_is_refused(blueprints: list[TaskBlueprint]) -> None:
     with pytest.raises(ConfigError, match="not on the given domain"):
         resynthesize(blueprints[0], RetailDomain(50, 3), n=1, seed=0)
+
+
+def test_a_planned_draw_has_the_plan_it_was_drawn_from(domain: RetailDomain,
+                                                        blueprints: list[TaskBlueprint]) -> None:
+    """The retail sampler's plan_of reads back what sample_planned was asked for."""
+    import random
+
+    from trajforge.environments.tasks import TaskRejected
+    from trajforge.generators.compose import compose_blueprint
+
+    sampler = domain.task_sampler()
+    checked = 0
+    for parent in blueprints[:40]:
+        plan = sampler.plan_of(parent)
+        assert [i.kind for i in plan.intents] == [i.kind for i in parent.user.intents]
+        assert sum(i.redirect for i in plan.intents) == parent.structure.n_redirects
+        assert sum(i.revision for i in plan.intents) == parent.structure.n_revisions
+        rng = random.Random(parent.id)
+        try:
+            draft = sampler.sample_planned(rng, plan)
+        except TaskRejected:
+            continue
+        child = compose_blueprint(domain, draft, rng, seed=0, index=0)
+        again = sampler.plan_of(child)
+        assert again.intents == plan.intents and again.auth_tool == plan.auth_tool or \
+            child.structure != parent.structure  # a described target can come out direct
+        checked += 1
+    assert checked >= 30
