@@ -79,3 +79,24 @@ class IntentSpec:
 
 def pick(rng: random.Random, options: tuple[str, ...], **values: str) -> str:
     return rng.choice(options).format(**values)
+
+
+@dataclass(frozen=True)
+class IntentPlan:
+    """The shape one intent of a task must have: its kind and how it is put to the agent
+    (asked first as another kind and redirected, a fact revised, the target named by
+    description rather than by id). Used to sample variants of an existing task."""
+
+    kind: str
+    redirect: bool = False
+    revision: bool = False
+    indirect: bool = False
+
+
+@dataclass(frozen=True)
+class TaskPlan:
+    """The shape of a whole task: how the user authenticates and its intents, in order."""
+
+    auth_tool: str | None
+    intents: tuple[IntentPlan, ...]
+    n_entities: int | None = None  # how many candidates a description picks among, when it matters

@@ -25,6 +25,7 @@ from trajforge.store.runs import run_record_files
 from trajforge.schemas.arrow import DIVERSITY_TABLES
 from trajforge.store.derived import derived_files
 from trajforge.store.evaluations import EVALUATION_SCHEMA, evaluation_files
+from trajforge.store.loop import LOOP_TABLES, loop_files
 from trajforge.store.shards import (
     RUN_INFO_FILE,
     RUNS_DIR,
@@ -111,6 +112,10 @@ def _view_statements(out: Path) -> list[str]:
     evaluations = evaluation_files(out) or [_empty_file(out, "evaluations", EVALUATION_SCHEMA)]
     statements.append("CREATE OR REPLACE VIEW evaluations AS SELECT * FROM read_parquet("
                       f"{_sql_list(evaluations)}, union_by_name=true, hive_partitioning=false)")
+    for table, schema in LOOP_TABLES.items():  # the loop's per-iteration and per-task rows
+        files = loop_files(out, table) or [_empty_file(out, f"loop_{table}", schema)]
+        statements.append(f"CREATE OR REPLACE VIEW loop_{table} AS SELECT * FROM read_parquet("
+                          f"{_sql_list(files)}, union_by_name=true, hive_partitioning=false)")
     return statements
 
 
@@ -141,7 +146,7 @@ def _start_copy(final: Path, tmp: Path) -> None:
 
 def refresh_catalog(out: Path) -> Path:
     """(Re)create the views ``blueprints``, ``rejections``, ``trajectories``, ``verdicts``,
-    ``outcomes``, ``runs`` (one row per build invocation), ``evaluations`` and the diversity stage's ``embeddings``, ``scores``, ``selection`` in ``out/catalog.duckdb`` over the committed shards of all runs.
+    ``outcomes``, ``runs`` (one row per build invocation), ``evaluations``, the diversity stage's ``embeddings``, ``scores``, ``selection``, and the loop's ``loop_iterations``, ``loop_tasks`` in ``out/catalog.duckdb`` over the committed shards of all runs.
     Returns the catalog's path."""
     out = Path(out).resolve()
     final = out / CATALOG_FILE

@@ -16,12 +16,27 @@ from typing import Any
 from trajforge.environments.base import Environment
 from trajforge.environments.retail.data import Customer, Order, RetailState, _address
 from trajforge.environments.retail.policy import CANCEL_REASONS, price_difference
-from trajforge.environments.tasks import DraftCall, DraftIntent, DraftOutput, DraftTask, TaskRejected
+from trajforge.environments.tasks import (
+    DraftCall,
+    DraftIntent,
+    DraftOutput,
+    DraftTask,
+    IntentPlan,
+    TaskPlan,
+    TaskRejected,
+)
 from trajforge.errors import ToolError
+from trajforge.schemas.blueprint import TaskBlueprint
 
 READ_ONLY_KINDS = ("order_status", "product_price")
 WRITE_KINDS = ("cancel_order", "modify_address", "modify_payment", "modify_items", "return_items",
                "exchange_items", "update_profile_address")
+# the order statuses an intent's target must have (None: the intent needs no order)
+ORDER_STATUSES: dict[str, tuple[str, ...] | None] = {
+    "cancel_order": ("pending",), "modify_address": ("pending",), "modify_payment": ("pending",),
+    "modify_items": ("pending",), "return_items": ("delivered",), "exchange_items": ("delivered",),
+    "order_status": ("pending", "processed", "shipped", "delivered", "cancelled"),
+    "update_profile_address": None, "product_price": None}
 KIND_WEIGHTS = {"cancel_order": 3, "modify_address": 2, "modify_payment": 2, "modify_items": 2,
                 "return_items": 4, "exchange_items": 3, "update_profile_address": 1,
                 "order_status": 1, "product_price": 1}
@@ -288,16 +303,8 @@ class RetailTaskSampler:
                p_redirect: float, p_read_only: float) -> DraftTask:
         env = self.domain.environment()
         customer: Customer = env.state.customers[rng.choice(self.customer_ids)]
-        if customer.id in self.name_zip_ok and rng.random() < 0.4:
-            identity = {"name": f"{customer.first_name} {customer.last_name}",
-                        "zip": customer.address.zip}
-            auth = DraftCall("find_customer_id_by_name_zip",
-                             {"first_name": customer.first_name, "last_name": customer.last_name,
-                              "zip": customer.address.zip}, "read", ("identity",))
-        else:
-            identity = {"email": customer.email}
-            auth = DraftCall("find_customer_id_by_email", {"email": customer.email}, "read",
-                             ("identity",))
+        identity, auth = _identity(customer,
+                                   by_name_zip=customer.id in self.name_zip_ok and rng.random() < 0.4)
         builder = _Builder(env, rng, customer, p_indirect, p_revision, p_redirect)
         auth_calls = [auth] + builder.read_call("get_customer_details",
                                                 {"customer_id": customer.id}, ("identity",))
@@ -324,13 +331,92 @@ class RetailTaskSampler:
                 if intents:  # fewer intents than asked: the customer has nothing more to do
                     break
                 raise TaskRejected("no_feasible_intent", ",".join(sorted(set(failures))))
-            for call in intent.calls:
-                try:
-                    env.call(call.name, call.arguments)
-                except ToolError as exc:
-                    raise TaskRejected("ground_truth_call_failed", f"{call.name}: {exc}") from None
-                if call.kind == "write":
-                    builder.read.clear()  # what was read before a write may be stale now
-                    builder.customer = env.state.customers[customer.id]
+            _execute(builder, intent)
             intents.append(intent)
         return DraftTask(identity=identity, auth_calls=auth_calls, intents=intents)
+
+    def plan_of(self, bp: TaskBlueprint) -> TaskPlan:
+        """The shape of an existing retail task, for ``sample_planned`` to sample another like it."""
+        revised = {d.intent for d in bp.user.disclosure if d.action == "revise"}
+        auth = next((c.name for c in bp.ground_truth.calls if c.name in self.domain.auth_tools), None)
+        intents = []
+        for k, intent in enumerate(bp.user.intents):
+            ids = {str(v) for c in bp.ground_truth.calls if c.intent == k
+                   for v in c.arguments.values()}
+            ref = intent.slots.get("order")
+            intents.append(IntentPlan(kind=intent.kind, redirect=intent.initial_kind is not None,
+                                      revision=k in revised,
+                                      indirect=ref is not None and ref not in ids))
+        n_orders = None
+        if any(i.indirect for i in intents):  # a description's reads cover all the customer's orders
+            owner = next((c.arguments.get("customer_id") for c in bp.ground_truth.calls
+                          if c.name == "get_customer_details"), None)
+            customer = self.domain.template.customers.get(owner)
+            n_orders = len(customer.order_ids) if customer is not None else None
+        return TaskPlan(auth_tool=auth, intents=tuple(intents), n_entities=n_orders)
+
+    def _fits(self, customer: Customer, plan: TaskPlan) -> bool:
+        """Whether the customer has the orders the plan needs (a cheap pre-filter; the draw
+        itself still decides)."""
+        if plan.n_entities is not None and len(customer.order_ids) != plan.n_entities:
+            return False
+        orders = [self.domain.template.orders[o] for o in customer.order_ids]
+        needed = Counter(ORDER_STATUSES.get(i.kind) for i in plan.intents)
+        for statuses, count in needed.items():
+            if statuses is not None and sum(o.status in statuses for o in orders) < count:
+                return False
+        return True
+
+    def sample_planned(self, rng: random.Random, plan: TaskPlan) -> DraftTask:
+        """A task of exactly the planned shape (kinds in order, redirects, revisions, indirect
+        references, way of authenticating) for a fresh customer, or ``TaskRejected`` when this
+        draw cannot have it (no eligible order, no revisable fact, ...): callers draw again."""
+        env = self.domain.environment()
+        by_name_zip = plan.auth_tool == "find_customer_id_by_name_zip"
+        pool = [c for c in (sorted(self.name_zip_ok) if by_name_zip else self.customer_ids)
+                if self._fits(env.state.customers[c], plan)]
+        if not pool:
+            raise TaskRejected("no_customer_fits", f"{len(plan.intents)} intents, "
+                                                   f"{plan.n_entities} orders")
+        customer: Customer = env.state.customers[rng.choice(pool)]
+        identity, auth = _identity(customer, by_name_zip=by_name_zip)
+        builder = _Builder(env, rng, customer, 0.0, 0.0, 0.0)
+        auth_calls = [auth] + builder.read_call("get_customer_details",
+                                                {"customer_id": customer.id}, ("identity",))
+        intents: list[DraftIntent] = []
+        for step in plan.intents:
+            if not hasattr(builder, f"_{step.kind}"):
+                raise TaskRejected("unknown_intent_kind", step.kind)
+            builder.p_indirect = 1.0 if step.indirect else 0.0
+            builder.p_redirect = 1.0 if step.redirect else 0.0
+            builder.p_revision = 1.0 if step.revision else 0.0
+            intent = builder.build(step.kind)
+            if (intent.initial_kind is not None) != step.redirect or \
+                    (intent.revision is not None) != step.revision:
+                raise TaskRejected("plan_not_met", f"{step.kind}: redirect/revision")
+            _execute(builder, intent)
+            intents.append(intent)
+        return DraftTask(identity=identity, auth_calls=auth_calls, intents=intents)
+
+
+def _identity(customer: Customer, *, by_name_zip: bool) -> tuple[dict[str, str], DraftCall]:
+    """What the user gives to authenticate, and the call that resolves it."""
+    if by_name_zip:
+        return ({"name": f"{customer.first_name} {customer.last_name}", "zip": customer.address.zip},
+                DraftCall("find_customer_id_by_name_zip",
+                          {"first_name": customer.first_name, "last_name": customer.last_name,
+                           "zip": customer.address.zip}, "read", ("identity",)))
+    return ({"email": customer.email},
+            DraftCall("find_customer_id_by_email", {"email": customer.email}, "read", ("identity",)))
+
+
+def _execute(builder: _Builder, intent: DraftIntent) -> None:
+    """Run an intent's calls on the working environment, so the next intent sees their effects."""
+    for call in intent.calls:
+        try:
+            builder.env.call(call.name, call.arguments)
+        except ToolError as exc:
+            raise TaskRejected("ground_truth_call_failed", f"{call.name}: {exc}") from None
+        if call.kind == "write":
+            builder.read.clear()  # what was read before a write may be stale now
+            builder.customer = builder.state.customers[builder.customer.id]
