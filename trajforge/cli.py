@@ -390,7 +390,7 @@ def publish(
 
 # --- training and evaluation (trajforge/sft) ----------------------------------------------------
 
-train_app = typer.Typer(no_args_is_help=True, help="Train a model on an export (SFT with TRL).")
+train_app = typer.Typer(no_args_is_help=True, help="Train a model: SFT on an export, or RL on environment rewards (TRL).")
 app.add_typer(train_app, name="train")
 
 
@@ -426,6 +426,77 @@ def train_sft_command(
         value = summary[key]
         table.add_row(key, f"{value:.4f}" if isinstance(value, float) else str(value))
     out.print(table)
+
+
+@train_app.command("rl")
+def train_rl_command(
+    config: Annotated[Optional[Path], typer.Option("--config", help="RL config YAML (see configs/rl-tiny.yaml)")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", help="the policy to train: a local model folder")] = None,
+    tasks: Annotated[Optional[str], typer.Option("--tasks", help="dataset folder whose blueprints are the tasks")] = None,
+    output_dir: Annotated[Optional[Path], typer.Option("--output-dir", help="the trained policy and its curves")] = None,
+    overrides: Annotated[Optional[list[str]], typer.Option(
+        "--set", help="KEY=VALUE override, e.g. grpo.max_steps=20 (grpo.* are trl.GRPOConfig fields)")] = None,
+) -> None:
+    """GRPO on environment rewards: the policy plays whole episodes against the scripted user,
+    the verifiers score them, and TRL's GRPOTrainer trains the policy's own tokens."""
+    from trajforge.config import parse_override
+
+    try:
+        from trajforge.rl.train import load_rl_config, train_rl
+
+        values: dict[str, Any] = dict(parse_override(o) for o in overrides or [])
+        values.update({k: v for k, v in {"model": model, "tasks": tasks,
+                                         "output_dir": str(output_dir) if output_dir else None}.items()
+                       if v is not None})
+        summary = train_rl(load_rl_config(config, values))
+    except ImportError as exc:
+        raise _fail(ConfigError("train", f"needs the train extra (pip install -e '.[train]'): {exc}")) from None
+    except TrajforgeError as exc:
+        raise _fail(exc) from None
+    table = Table("", "", title=f"train rl: {summary['output_dir']}")
+    for key in ("tasks", "global_step", "episodes", "mean_reward", "pass_rate", "seconds"):
+        table.add_row(key, str(summary[key]))
+    out.print(table)
+
+
+@app.command("loop")
+def loop_command(
+    config: Annotated[Optional[Path], typer.Option("--config", help="loop config YAML (see configs/loop-tiny.yaml)")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", help="the starting policy: a local model folder")] = None,
+    tasks: Annotated[Optional[str], typer.Option("--tasks", help="dataset folder: seed tasks, held-out tasks, records")] = None,
+    output_dir: Annotated[Optional[Path], typer.Option("--output-dir", help="the final policy and loop.png")] = None,
+    iterations: Annotated[Optional[int], typer.Option("--iterations", min=1)] = None,
+    overrides: Annotated[Optional[list[str]], typer.Option("--set", help="KEY=VALUE override, e.g. pool.capacity=32")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="no per-iteration lines")] = False,
+) -> None:
+    """The online boundary-sample resynthesis loop: rollout, reward, detect boundary tasks,
+    resynthesize variants of them, train; per-iteration rows in the catalog's loop_iterations."""
+    from trajforge.config import parse_override
+
+    try:
+        from trajforge.loop.run import load_loop_config, run_loop
+
+        values: dict[str, Any] = dict(parse_override(o) for o in overrides or [])
+        values.update({k: v for k, v in {"model": model, "tasks": tasks, "iterations": iterations,
+                                         "output_dir": str(output_dir) if output_dir else None}.items()
+                       if v is not None})
+        result = run_loop(load_loop_config(config, values), progress=None if quiet else err.print)
+    except ImportError as exc:
+        raise _fail(ConfigError("loop", f"needs the train extra (pip install -e '.[train]'): {exc}")) from None
+    except TrajforgeError as exc:
+        raise _fail(exc) from None
+    table = Table("iteration", "pool", "seed/resynth", "boundary", "retired (sat/hopeless)", "variants acc/prop",
+                  "trajectories", "mean reward", "held-out pass@1", title=f"loop {result.run_id}")
+    table.add_row("0", "", "", "", "", "", "0", "", f"{result.initial_pass_at_1:.3f}")
+    for r in result.iterations:
+        table.add_row(str(r.iteration), str(r.pool_size), f"{r.pool_seed}/{r.pool_resynthesized}",
+                      str(r.boundary_count), f"{r.saturated_retired}/{r.hopeless_retired}",
+                      f"{r.variants_accepted}/{r.variants_proposed}", str(r.trajectories_total),
+                      "" if r.mean_reward is None else f"{r.mean_reward:.3f}",
+                      "" if r.heldout_pass_at_1 is None else f"{r.heldout_pass_at_1:.3f}")
+    out.print(table)
+    out.print(f"plot: {result.plot}; rows: trajforge query --out {values.get('tasks') or 'data'} "
+              f"\"SELECT * FROM loop_iterations WHERE run_id = '{result.run_id}'\"")
 
 
 @app.command("eval")

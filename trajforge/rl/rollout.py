@@ -32,7 +32,7 @@ from trajforge.environments.base import Domain
 from trajforge.rl.reward import EpisodeReward, RewardConfig, episode_reward
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.messages import AssistantMessage, Message
-from trajforge.schemas.trajectory import EpisodeSpec, TerminationReason, Trajectory
+from trajforge.schemas.trajectory import EpisodeSpec, TerminationReason, Trajectory, Verdict
 from trajforge.simulation import EpisodeLimits, ScriptedUser, run_episode
 from trajforge.simulation.runner import AgentReply, PolicyFailure
 from trajforge.sft.evaluate import Domains
@@ -61,6 +61,7 @@ class Rollout:
     blueprint: TaskBlueprint
     seed: int
     trajectory: Trajectory
+    verdicts: list[Verdict]
     reward: EpisodeReward
     prompt_ids: list[int]
     completion_ids: list[int]
@@ -220,4 +221,4 @@ class RolloutPlayer:
             prompt = [self.tokenizer.eos_token_id]
         if not completion:
             completion, mask = [self.tokenizer.eos_token_id], [0]
-        return Rollout(bp, seed, trajectory, reward, prompt, completion, mask)
+        return Rollout(bp, seed, trajectory, list(verdicts), reward, prompt, completion, mask)

@@ -55,6 +55,8 @@ DEFAULT_GRPO: dict[str, Any] = {
     "report_to": "none",
     "seed": 0,
     "disable_dropout": True,
+    "disable_tqdm": True,
+    "gradient_checkpointing": False,  # TRL's GRPO default; a small model does not need it
 }
 
 
@@ -143,7 +145,7 @@ class RolloutLog:
 
 
 def make_rollout_func(player: RolloutPlayer, tasks: dict[str, TaskBlueprint], log: RolloutLog,
-                      salt: str) -> Callable[[list[Any], Any], dict[str, Any]]:
+                      salt: str, run_id: str) -> Callable[[list[Any], Any], dict[str, Any]]:
     """TRL's ``rollout_func``: each prompt is a blueprint id (repeated ``num_generations`` times
     by TRL's sampler); each copy is played with its own seed."""
 
@@ -156,7 +158,7 @@ def make_rollout_func(player: RolloutPlayer, tasks: dict[str, TaskBlueprint], lo
             k = seen.get(bp.id, 0)
             seen[bp.id] = k + 1
             jobs.append((bp, rollout_seed(bp.id, f"{salt}:{step}", k)))
-        played = player.play(jobs, run_id=f"rl-{salt}")
+        played = player.play(jobs, run_id=run_id)
         log.rollouts.extend((step, r) for r in played)
         return {"prompt_ids": [r.prompt_ids for r in played],
                 "completion_ids": [r.completion_ids for r in played],
@@ -181,7 +183,7 @@ class RLResult:
 
 
 def grpo_train(model: Any, tokenizer: Any, tasks: Sequence[TaskBlueprint], config: RLConfig, *,
-               salt: str = "rl", callbacks: list[Any] | None = None) -> RLResult:
+               salt: str = "rl", run_id: str = "rl", callbacks: list[Any] | None = None) -> RLResult:
     """Run GRPO on ``tasks`` with an already loaded model (trained in place)."""
     import datasets
     from trl import GRPOTrainer
@@ -200,7 +202,10 @@ def grpo_train(model: Any, tokenizer: Any, tasks: Sequence[TaskBlueprint], confi
         warnings.filterwarnings("ignore", message=".*experimental.*")
         trainer = GRPOTrainer(model=model, reward_funcs=[env_reward], args=args, train_dataset=dataset,
                               processing_class=tokenizer, callbacks=callbacks,
-                              rollout_func=make_rollout_func(player, by_id, log, salt))
+                              rollout_func=make_rollout_func(player, by_id, log, salt, run_id))
+    from transformers.trainer_callback import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)  # the log history is kept and written; no dict dumps on stdout
     started = time.perf_counter()
     result = trainer.train()
     return RLResult(steps=int(result.global_step), seconds=time.perf_counter() - started, log=log,
@@ -222,6 +227,7 @@ def train_rl(config: RLConfig) -> dict[str, Any]:
         import torch
 
         torch.set_num_threads(config.threads)
+    grpo_config(config.grpo, config.output_dir)  # a bad grpo field fails before anything loads
     output_dir = Path(config.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     tasks = load_tasks(config)

@@ -1,0 +1,221 @@
+"""``trajforge loop``: the online boundary-sample resynthesis loop.
+
+Each iteration:
+
+1. **rollout + train**: GRPO (``trajforge.rl.train.grpo_train``) on the pool's active tasks for
+   ``grpo.max_steps`` optimizer steps; every task it draws is played ``num_generations`` times by
+   the current policy (scripted user, real tools, verifier reward);
+2. **detect**: those same rollouts update the pool (``TaskPool.observe``): per task its success
+   rate and reward variance; boundary tasks (succeeding sometimes) are found at no extra
+   inference cost, saturated and hopeless ones are retired;
+3. **resynthesize**: for up to ``max_resynthesized`` boundary tasks (highest variance first),
+   ``variants_per_task`` structure-matched variants are generated and validated by executing
+   their ground truth (``generators.resynthesize``), and admitted to the bounded pool;
+4. **measure**: the policy plays the held-out blueprints greedily (pass@1);
+5. **record**: a ``LoopIteration`` row and the pool's ``LoopTaskStat`` rows (catalog views
+   ``loop_iterations`` and ``loop_tasks``), the iteration's new variants, rollouts and verdicts
+   in the ordinary tables (shard ``[i, i+1)`` of the loop's run), and ``loop.png``.
+
+``fixed: true`` turns the loop into the baseline it is compared against: the same GRPO on the
+same seed tasks with the same trajectory budget, but no retirement and no resynthesis.
+
+The optimizer is created afresh each iteration (a new ``GRPOTrainer`` over the new pool), the
+weights carry over; iteration ``i``'s rollouts use seeds salted with the run and ``i``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from trajforge.errors import ConfigError
+from trajforge.loop.pool import PoolConfig, RolloutOutcome, TaskPool, iteration_record
+from trajforge.rl.reward import RewardConfig
+from trajforge.rl.train import RLConfig, RolloutConfig
+from trajforge.schemas.blueprint import TaskBlueprint
+from trajforge.schemas.ids import content_id
+from trajforge.schemas.loop import LoopIteration
+from trajforge.sft.train import _set
+
+
+class HeldoutConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    split: str = "test"
+    limit: int = Field(16, ge=1)
+    max_turns: int = Field(8, ge=1)
+    max_steps_per_turn: int = Field(4, ge=1)
+    max_new_tokens: int = Field(96, ge=1)
+    batch_size: int = Field(16, ge=1)
+
+
+class LoopConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(..., min_length=1, description="the starting policy: a local model folder (the SFT output)")
+    tasks: str = Field("data", min_length=1, description="dataset folder: its blueprints seed the pool, "
+                                                        "and the loop's records go to its catalog")
+    split: str = "train"
+    seed_tasks: int = Field(16, ge=1, description="seed tasks drawn (seeded) from the split")
+    output_dir: str = Field("runs/loop", min_length=1, description="the final policy and loop.png")
+    iterations: int = Field(3, ge=1)
+    fixed: bool = Field(False, description="baseline: no retirement, no resynthesis")
+    variants_per_task: int = Field(2, ge=0)
+    max_resynthesized: int = Field(4, ge=0, description="boundary tasks resynthesized per iteration")
+    resynthesis_attempts: int = Field(50, ge=1)
+    pool: PoolConfig = PoolConfig()
+    rollout: RolloutConfig = RolloutConfig()
+    reward: RewardConfig = RewardConfig()
+    grpo: dict[str, Any] = Field(default_factory=dict, description="trl.GRPOConfig fields; max_steps per iteration")
+    heldout: HeldoutConfig = HeldoutConfig()
+    threads: int | None = Field(None, ge=1)
+    seed: int = 0
+
+    def run_id(self) -> str:
+        return content_id({"loop": self.model_dump(mode="json", exclude={"threads", "output_dir"})}, prefix="loop_")
+
+
+def load_loop_config(path: Path | None, overrides: dict[str, Any] | None = None) -> LoopConfig:
+    tree: dict[str, Any] = {}
+    if path is not None:
+        try:
+            loaded = yaml.safe_load(Path(path).read_text())
+        except FileNotFoundError:
+            raise ConfigError("--config", f"{path} does not exist") from None
+        except yaml.YAMLError:
+            raise ConfigError("--config", f"{path} is not valid YAML") from None
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ConfigError("--config", f"{path} must hold a mapping")
+        tree = loaded or {}
+    for key, value in (overrides or {}).items():
+        _set(tree, key, value)
+    try:
+        return LoopConfig.model_validate(tree)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(p) for p in error["loc"]) or "config"
+        raise ConfigError(where, error["msg"]) from None
+
+
+@dataclass
+class LoopResult:
+    run_id: str
+    initial_pass_at_1: float
+    iterations: list[LoopIteration]
+    output_dir: Path
+    plot: Path | None
+
+
+def _heldout_pass(model: Any, tokenizer: Any, blueprints: list[TaskBlueprint], config: HeldoutConfig,
+                  name: str) -> float:
+    from trajforge.sft.evaluate import EvalSettings, evaluate, model_agents
+
+    was_training = model.training
+    model.eval()
+    make_agent = model_agents(model, tokenizer, name, max_new_tokens=config.max_new_tokens,
+                              batch_size=config.batch_size)
+    settings = EvalSettings(trials=1, max_turns=config.max_turns, max_steps_per_turn=config.max_steps_per_turn,
+                            concurrency=config.batch_size)
+    result = evaluate(blueprints, make_agent, name, settings, source="loop-heldout")
+    if was_training:
+        model.train()
+    return sum(r["passed"] for r in result.rows) / len(result.rows) if result.rows else 0.0
+
+
+def seed_pool(config: LoopConfig) -> list[TaskBlueprint]:
+    from trajforge.sft.evaluate import heldout_blueprints
+
+    found = heldout_blueprints(Path(config.tasks), config.split)
+    if len(found) < config.seed_tasks:
+        raise ConfigError("seed_tasks", f"the '{config.split}' split of {config.tasks} has only {len(found)} blueprints")
+    return random.Random(config.seed).sample(found, config.seed_tasks)
+
+
+def run_loop(config: LoopConfig, progress: Callable[[str], None] | None = None) -> LoopResult:
+    """Run ``config.iterations`` iterations; returns the rows also stored in the catalog."""
+    from trajforge.generators.resynthesize import resynthesize
+    from trajforge.loop.plot import plot_loop
+    from trajforge.rl.train import grpo_config, grpo_train
+    from trajforge.schemas.arrow import trajectory_to_row, verdict_to_row
+    from trajforge.sft.evaluate import Domains, heldout_blueprints
+    from trajforge.sft.policies import load_hf
+    from trajforge.store.catalog import refresh_catalog
+    from trajforge.store.loop import write_loop_iteration, write_loop_shard, write_loop_tasks
+
+    say = progress or (lambda _: None)
+    grpo_config(config.grpo, str(Path(config.output_dir) / "trainer"))  # a bad grpo field fails first
+    if config.threads is not None:
+        import torch
+
+        torch.set_num_threads(config.threads)
+    out = Path(config.tasks)
+    output_dir = Path(config.output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    run_id = config.run_id()
+    seeds = seed_pool(config)
+    heldout = heldout_blueprints(out, config.heldout.split, limit=config.heldout.limit)
+    pool_config = config.pool
+    if config.fixed:
+        pool_config = PoolConfig(capacity=len(seeds), hopeless_after=10**9, saturated_after=10**9,
+                                 min_rollouts=config.pool.min_rollouts)
+    pool = TaskPool(seeds, pool_config)
+    model, tokenizer = load_hf(config.model)
+    model.train()
+    domains = Domains()
+    initial = _heldout_pass(model, tokenizer, heldout, config.heldout, f"loop:{run_id}:0")
+    say(f"held-out pass@1 before training: {initial:.3f}")
+    rows: list[LoopIteration] = []
+    consumed = 0
+    for i in range(1, config.iterations + 1):
+        started = time.perf_counter()
+        tasks = pool.active()
+        if not tasks:
+            say(f"iteration {i}: no active tasks left (all retired); the loop stops")
+            break
+        rl = RLConfig(model=config.model, output_dir=str(output_dir / "trainer"), rollout=config.rollout,
+                      reward=config.reward, grpo={**config.grpo, "seed": config.seed + i})
+        trained = grpo_train(model, tokenizer, tasks, rl, salt=f"{run_id}:{i}", run_id=run_id)
+        rollouts = [r for _, r in trained.log.rollouts]
+        consumed += len(rollouts)
+        update = pool.observe(i, [RolloutOutcome(r.blueprint.id, r.reward.reward, r.reward.passed)
+                                  for r in rollouts])
+        proposed, accepted = 0, []
+        if not config.fixed:
+            for parent in update.boundary[:config.max_resynthesized]:
+                made = resynthesize(parent, domains.get(parent), n=config.variants_per_task,
+                                    seed=config.seed * 1_000_003 + i, max_attempts=config.resynthesis_attempts)
+                proposed += made.proposed
+                accepted += made.accepted
+        admitted = pool.admit(accepted, i)
+        passed = _heldout_pass(model, tokenizer, heldout, config.heldout, f"loop:{run_id}:{i}")
+        losses = [e["loss"] for e in trained.history if "loss" in e]
+        record = iteration_record(run_id, pool, update, variants_proposed=proposed,
+                                  variants_accepted=len(accepted), variants_admitted=len(admitted),
+                                  trajectories_total=consumed, wall_seconds=round(time.perf_counter() - started, 2),
+                                  heldout_pass_at_1=passed,
+                                  train_loss=sum(losses) / len(losses) if losses else None)
+        rows.append(record)
+        write_loop_iteration(out, record)
+        write_loop_tasks(out, run_id, i, [s.record(run_id, i) for s in pool.stats()])
+        write_loop_shard(out, run_id, i, blueprints=admitted, rows={
+            "trajectories": [trajectory_to_row(r.trajectory) for r in rollouts],
+            "verdicts": [verdict_to_row(v) for r in rollouts for v in r.verdicts]})
+        refresh_catalog(out)
+        say(f"iteration {i}: pool {record.pool_size}, boundary {record.boundary_count}, "
+            f"variants {record.variants_accepted}/{record.variants_proposed}, trajectories {consumed}, "
+            f"held-out pass@1 {passed:.3f}")
+    model.save_pretrained(output_dir)
+    tokenizer.save_pretrained(output_dir)
+    plot = plot_loop(rows, output_dir / "loop.png")
+    summary = {"run_id": run_id, "initial_heldout_pass_at_1": initial,
+               "iterations": [r.model_dump(mode="json") for r in rows], "config": config.model_dump(mode="json")}
+    (output_dir / "loop_summary.json").write_text(json.dumps(summary, indent=1, default=str))
+    return LoopResult(run_id, initial, rows, output_dir, plot)
