@@ -516,12 +516,15 @@ def eval_command(
     temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="0: greedy")] = 0.0,
     batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="episodes generated together")] = 8,
     api_base: Annotated[Optional[str], typer.Option("--api-base", help="for litellm: an OpenAI-compatible server")] = None,
+    user_model: Annotated[Optional[str], typer.Option(
+        "--user-model", help="an LLM plays the user (litellm model name); default: the scripted user")] = None,
+    user_api_base: Annotated[Optional[str], typer.Option("--user-api-base", help="the user model's server")] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     json_out: Annotated[Optional[Path], typer.Option("--json", help="also write the summary as JSON here")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="no progress bar")] = False,
 ) -> None:
-    """Play a policy as the agent on held-out blueprints against the scripted user, verify every
-    episode, and report pass@1, pass^k, tool-call format validity and failures by check."""
+    """Play a policy as the agent on held-out blueprints against the scripted user (or an LLM
+    user, --user-model), verify every episode, and report pass@1, pass^k, tool-call format validity and failures by check."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     try:
@@ -550,8 +553,17 @@ def eval_command(
             quiet_provider_logs()
         make_agent = agent_factory(spec, max_new_tokens=max_new_tokens, temperature=temperature,
                                    seed=seed, api_base=api_base, batch_size=batch_size)
+        user = None
+        if user_model is not None:
+            from trajforge.schemas.config import ModelConfig
+
+            user = ModelConfig(model=user_model, api_base=user_api_base)
+            if spec.kind != "litellm":
+                from trajforge.simulation.llm import quiet_provider_logs
+
+                quiet_provider_logs()
         settings = EvalSettings(trials=trials, max_turns=max_turns, max_steps_per_turn=max_steps,
-                                concurrency=batch_size)
+                                concurrency=batch_size, user_model=user)
         with Progress(TextColumn("[bold]eval[/bold]"), BarColumn(), MofNCompleteColumn(),
                       TextColumn("episodes"), TimeElapsedColumn(), console=err, disable=quiet,
                       transient=True) as bar:

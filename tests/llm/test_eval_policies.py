@@ -34,6 +34,24 @@ def test_eval_of_a_litellm_policy_against_the_oracle_endpoint(tmp_path: Path, po
     assert rows and all(r == ("litellm:openai/oracle", True, "user_stop") for r in rows)
 
 
+def test_eval_against_an_llm_user(tmp_path: Path, policy_endpoint) -> None:
+    """--user-model: the user is a model behind the gateway (here the endpoint's user role, which
+    plays the blueprint's scripted user over HTTP); the oracle agent still passes every episode."""
+    config = tmp_path / "serve.yaml"
+    config.write_text(yaml.safe_dump({"generation": {"n_blueprints": 8, "seed": 78}}))
+    endpoint = policy_endpoint(config)
+    out = tmp_path / "results"
+    result = runner.invoke(app, ["eval", "--policy", "litellm:openai/oracle", "--api-base", endpoint.url,
+                                 "--user-model", "openai/user", "--user-api-base", endpoint.url,
+                                 "--fresh", "2", "--fresh-seed", "78", "--max-turns", "40",
+                                 "--out", str(out), "--quiet", "--json", str(tmp_path / "eval.json")])
+    assert result.exit_code == 0, result.output
+    [domain] = json.loads((tmp_path / "eval.json").read_text())["domains"]
+    assert domain["episodes"] == 2 and domain["pass@1"] == 1.0
+    rows = query(out, "SELECT json_extract_string(trajectory, '$.episode.user') FROM evaluations")[1]
+    assert rows and all(r[0] != "scripted" and "openai/user" in r[0] for r in rows)
+
+
 @pytest.mark.gpu
 def test_eval_of_an_in_process_vllm_policy(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")

@@ -30,12 +30,12 @@ from trajforge.environments.base import Domain
 from trajforge.environments.registry import load_domain
 from trajforge.errors import ConfigError, StoreError
 from trajforge.schemas.blueprint import TaskBlueprint
-from trajforge.schemas.config import GatewayConfig, ModelConfig
+from trajforge.schemas.config import GatewayConfig, ModelConfig, UserSimulatorConfig
 from trajforge.schemas.ids import content_id
 from trajforge.schemas.messages import AssistantMessage
 from trajforge.schemas.trajectory import EpisodeSpec, Trajectory
 from trajforge.simulation import EpisodeLimits, ScriptedUser, run_episode
-from trajforge.simulation.runner import AgentPolicy
+from trajforge.simulation.runner import AgentPolicy, UserPolicy
 from trajforge.verifiers import verify
 
 AgentFactory = Callable[[TaskBlueprint, Domain, int], AgentPolicy]
@@ -166,6 +166,8 @@ class EvalSettings:
     max_steps_per_turn: int = 12  # as simulation.max_steps_per_turn
     concurrency: int = 8
     checks: tuple[str, ...] | None = None
+    user_model: ModelConfig | None = None  # an LLM user through the gateway; None: the scripted user
+    gateway: GatewayConfig = GatewayConfig()
 
 
 class Domains:
@@ -187,21 +189,44 @@ async def _episodes(blueprints: Sequence[TaskBlueprint], make_agent: AgentFactor
     domains = Domains()
     gate = asyncio.Semaphore(settings.concurrency)
     limits = EpisodeLimits(settings.max_turns, settings.max_steps_per_turn)
+    gateway = None
+    if settings.user_model is not None:
+        from trajforge.simulation.llm import Budget, Gateway
+
+        gateway = Gateway(settings.gateway, Budget(settings.gateway.max_cost_usd), random.Random(0),
+                          concurrency=settings.concurrency)
 
     async def one(bp: TaskBlueprint, trial: int) -> tuple[TaskBlueprint, int, int, Trajectory]:
         async with gate:
             domain = domains.get(bp)
             seed = trial_seed(bp.id, trial)
-            user = ScriptedUser(bp, domain, random.Random(seed + 1))
+            env = domain.environment()
+            user: UserPolicy
+            if gateway is not None and settings.user_model is not None:
+                from trajforge.simulation.llm import EpisodeLedger
+                from trajforge.simulation.llm_agent import episode_tag
+                from trajforge.simulation.llm_user import LLMUser
+
+                expected = bp.ground_truth.final_state_hash
+                user = LLMUser(gateway, settings.user_model, bp, domain,
+                               EpisodeLedger.starting_now(settings.gateway.episode_timeout_s),
+                               UserSimulatorConfig(), goal_met=lambda: env.state_hash() == expected,
+                               headers=episode_tag(bp.id, seed))
+            else:
+                user = ScriptedUser(bp, domain, random.Random(seed + 1))
             agent = make_agent(bp, domain, seed)
-            spec = EpisodeSpec(agent=policy, user="scripted", seed=seed, max_turns=settings.max_turns)
-            trajectory = await run_episode(bp.id, domain.environment(), agent, user, limits,
-                                           run_id=eval_id, episode=spec)
+            spec = EpisodeSpec(agent=policy, user=getattr(user, "name", "scripted"), seed=seed,
+                               max_turns=settings.max_turns)
+            trajectory = await run_episode(bp.id, env, agent, user, limits, run_id=eval_id, episode=spec)
             if progress is not None:
                 progress()
             return bp, trial, seed, trajectory
 
-    return await asyncio.gather(*(one(bp, t) for bp in blueprints for t in range(settings.trials)))
+    try:
+        return await asyncio.gather(*(one(bp, t) for bp in blueprints for t in range(settings.trials)))
+    finally:
+        if gateway is not None:
+            await gateway.aclose()
 
 
 @dataclass
@@ -221,7 +246,9 @@ def evaluate(blueprints: Sequence[TaskBlueprint], make_agent: AgentFactory, poli
         raise ConfigError("--trials", "must be at least 1")
     created = datetime.now(timezone.utc).isoformat(timespec="seconds")
     eval_id = content_id({"policy": policy, "source": source, "blueprints": [b.id for b in blueprints],
-                          "settings": settings.__dict__, "created": created}, prefix="ev_")
+                          "settings": {**settings.__dict__, "gateway": None,
+                                       "user_model": settings.user_model.model_dump(mode="json")
+                                       if settings.user_model else None}, "created": created}, prefix="ev_")
     played = asyncio.run(_episodes(blueprints, make_agent, policy, settings, eval_id, progress))
     domains = Domains()
     rows = []
