@@ -520,6 +520,8 @@ def eval_command(
         "--user-model", help="an LLM plays the user (litellm model name); default: the scripted user")] = None,
     user_api_base: Annotated[Optional[str], typer.Option("--user-api-base", help="the user model's server")] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
+    threads: Annotated[Optional[int], typer.Option("--threads", min=1,
+                                                   help="CPU threads for a local model (1 is faster on a shared CPU)")] = None,
     json_out: Annotated[Optional[Path], typer.Option("--json", help="also write the summary as JSON here")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="no progress bar")] = False,
 ) -> None:
@@ -541,6 +543,10 @@ def eval_command(
         )
 
         spec = PolicySpec.parse(policy)
+        if threads is not None and spec.kind == "hf":
+            import torch
+
+            torch.set_num_threads(threads)
         if fresh is not None:
             blueprints = fresh_blueprints(fresh, fresh_seed)
             source = f"fresh:{fresh_seed}"
