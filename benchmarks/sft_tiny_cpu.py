@@ -58,6 +58,7 @@ def main() -> None:
     parser.add_argument("--reuse-model", action="store_true",
                         help="also keep WORK/model and WORK/untrained from an earlier run (evaluate only)")
     parser.add_argument("--max-steps-per-turn", type=int, default=12)
+    parser.add_argument("--eval-threads", type=int, default=None, help="torch threads for the evaluations")
     args = parser.parse_args()
     work = args.work
     data, export, model, untrained = work / "data", work / "export", work / "model", work / "untrained"
@@ -104,7 +105,8 @@ def main() -> None:
         run([TRAJFORGE, "eval", "--policy", f"hf:{folder}", "--out", str(data), "--split", "test",
              "--limit", str(args.limit), "--trials", "1", "--max-turns", str(args.max_turns),
              "--max-new-tokens", str(args.max_new_tokens), "--batch-size", "10",
-             "--max-steps-per-turn", str(args.max_steps_per_turn), "--quiet", "--json", str(out_json)], log)
+             "--max-steps-per-turn", str(args.max_steps_per_turn), "--quiet", "--json", str(out_json),
+             *(["--threads", str(args.eval_threads)] if args.eval_threads else [])], log)
         evals[name] = json.loads(out_json.read_text())
     load_after = os.getloadavg()
     RESULTS.mkdir(parents=True, exist_ok=True)
