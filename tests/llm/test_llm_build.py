@@ -195,3 +195,26 @@ def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path) -> None:
     assert "unknown (no price)" in text  # the local model cannot be priced
     assert "Estimated total: unknown" in text
     assert not out.exists()
+
+
+@pytest.mark.slow
+def test_llm_build_on_the_process_runner_matches_the_thread_runner(
+        tmp_path: Path, policy_endpoint, prefect_api: str) -> None:
+    """A model-backed build through the flow on two worker processes (each its own context,
+    gateway and share of the budget) gives what the thread runner gives: the oracle endpoint
+    answers deterministically, so the trajectory ids and verdicts match exactly."""
+    config = write_config(tmp_path, 20, agents=["llm", "faulty"], user_model=False)
+    endpoint = policy_endpoint(config)
+    config = write_config(tmp_path, 20, endpoint.url, agents=["llm", "faulty"], user_model=False)
+    common = {"store.shard_size": 5, "store.workers": 2, "simulation.concurrency": 8,
+              "simulation.gateway.max_cost_usd": 100.0}
+    threads = build(config, tmp_path / "threads", **common)
+    processes = build(config, tmp_path / "processes", **{**common, "orchestration.runner": "processes"})
+    assert (threads.shards_done, processes.shards_done) == (4, 4)
+    assert not (threads.budget_stopped or processes.budget_stopped)
+    rows = ('SELECT v.id, v.trajectory_id, v."check", v.passed, v.reward, t.agent FROM verdicts v '
+            "JOIN trajectories t ON t.id = v.trajectory_id ORDER BY v.id")
+    expected = query(tmp_path / "threads", rows)[1]
+    assert expected == query(tmp_path / "processes", rows)[1]
+    assert {r[5] for r in expected} == {"litellm:openai/oracle", "scripted:faulty"}
+    assert query(tmp_path / "processes", "SELECT runner, outcome FROM runs")[1] == [("processes", "completed")]
