@@ -137,11 +137,11 @@ class SimulationContext:
         self.gateway: Gateway | None = None
         self.closed = False
         if config.uses_models():
-            from trajforge.simulation.llm import Budget, Gateway
+            from trajforge.simulation import llm
 
-            self.budget = budget or Budget(sim.gateway.max_cost_usd)
-            self.gateway = Gateway(sim.gateway, self.budget, random.Random(config.domain.seed),
-                                   concurrency=self.concurrency)
+            self.budget = budget or llm.Budget(sim.gateway.max_cost_usd)
+            self.gateway = llm.Gateway(sim.gateway, self.budget, random.Random(config.domain.seed),
+                                       concurrency=self.concurrency)
 
     def exhausted(self) -> bool:
         return self.budget is not None and self.budget.exhausted()
@@ -188,13 +188,13 @@ def invocation_budget(config: RunConfig, invocation: str) -> Budget | None:
     invocation) and, on every later call, takes in what other processes have committed since."""
     if not config.uses_models():
         return None
-    from trajforge.simulation.llm import Budget
+    from trajforge.simulation import llm
 
     spent = RunStore(config.store.out, config.run_id()).spent_usd()
     with _LOCK:
         budget = _BUDGETS.get(invocation)
         if budget is None:
-            budget = _BUDGETS[invocation] = Budget(config.simulation.gateway.max_cost_usd, spent)
+            budget = _BUDGETS[invocation] = llm.Budget(config.simulation.gateway.max_cost_usd, spent)
         else:
             budget.at_least(spent)
     return budget
@@ -492,7 +492,8 @@ def start_record(config: RunConfig, store: RunStore, invocation_id: str, runner:
 
 
 def finish_record(record: RunRecord, computed: list[ShardSummary], planned: int, cached: int,
-                  adopted: int, seconds: float, outcome: RunOutcome, error: str | None) -> RunRecord:
+                  adopted: int, seconds: float, outcome: RunOutcome, error: str | None,
+                  budget_stopped: bool = False) -> RunRecord:
     """The invocation's record at its end: what it computed (not what it found done) and what
     that cost."""
     rejected = sum(sum(s.rejections.values()) for s in computed)
@@ -506,7 +507,8 @@ def finish_record(record: RunRecord, computed: list[ShardSummary], planned: int,
         "episodes_passed": sum(s.passed for s in computed),
         "episodes_skipped": sum(s.skipped_episodes for s in computed),
         "cost_usd": sum(s.cost_usd for s in computed),
-        "episodes_unpriced": sum(s.unpriced_episodes for s in computed), "seconds": seconds})
+        "episodes_unpriced": sum(s.unpriced_episodes for s in computed), "seconds": seconds,
+        "budget_stopped": budget_stopped or any(s.budget_stopped for s in computed)})
 
 
 @dataclass
@@ -573,7 +575,7 @@ def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResul
         release_invocation(invocation)
     write_run_record(out, finish_record(record, summaries, len(ranges) + done_before, 0,
                                         done_before, time.perf_counter() - began,
-                                        RunOutcome.completed, None))
+                                        RunOutcome.completed, None, stopped))
     refresh_catalog(out)  # the finished record in the runs view
     return BuildResult(run_id=run_id, out=out, shards_done=len(summaries), shards_skipped=done_before,
                        seconds=time.perf_counter() - began, summaries=summaries,

@@ -133,8 +133,8 @@ def test_budget_cap_stops_cleanly_and_a_resumed_run_continues_from_its_spend(
     spent_rows = query(out, "SELECT sum(cost_usd) FROM trajectories")[1][0][0]
     assert spent_rows <= first.spent_usd  # discarded work past the stop is counted too
     # the stop is recorded: the invocation completed, with what it computed and spent
-    outcome, cost = query(out, "SELECT outcome, cost_usd FROM runs")[1][0]
-    assert outcome == "completed" and 0 < cost <= first.spent_usd
+    outcome, cost, stopped = query(out, "SELECT outcome, cost_usd, budget_stopped FROM runs")[1][0]
+    assert outcome == "completed" and stopped and 0 < cost <= first.spent_usd
     # only whole batches are in Prefect's cache: a batch the budget cut short is not the batch
     # its key names, so a later run must not take it from there
     store = RunStore(out, first.run_id)
@@ -154,6 +154,8 @@ def test_budget_cap_stops_cleanly_and_a_resumed_run_continues_from_its_spend(
     rows = query(out, "SELECT id FROM trajectories")[1]
     assert len(rows) == 40 and set(done_first) <= set(rows)
     assert final.spent_usd > first.spent_usd
+    assert query(out, "SELECT budget_stopped FROM runs ORDER BY started_at")[1] == [
+        (True,), (True,), (False,)]
 
 
 @pytest.mark.slow

@@ -364,7 +364,7 @@ def build_dataset(config: dict[str, Any], grow: int = 0) -> FlowBuildResult:
     finally:
         release_invocation(invocation)
     final = finish_record(record, computed, len(plan), cached, adopted,
-                          time.perf_counter() - began, RunOutcome.completed, None)
+                          time.perf_counter() - began, RunOutcome.completed, None, stopped)
     write_run_record(out, final)  # same file the refreshed view already lists
     if stopped:
         logger.warning("the budget of $%s is spent: the build stopped with what it has",
@@ -392,7 +392,8 @@ def scheduled_build(config: dict[str, Any], grow: int = 0) -> dict[str, Any]:
     runner = make_task_runner(cfg.orchestration, cfg.store.workers)
     result = build_dataset.with_options(task_runner=runner)(config=config, grow=grow)
     return {"run_id": result.run_id, "computed": result.shards_done, "cached": result.cached,
-            "adopted": result.adopted, "episodes": sum(s.episodes for s in result.summaries)}
+            "adopted": result.adopted, "episodes": sum(s.episodes for s in result.summaries),
+            "spent_usd": result.spent_usd, "budget_stopped": result.budget_stopped}
 
 
 def build(config: RunConfig, progress: Progress | None = None, quiet: bool = False,
