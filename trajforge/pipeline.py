@@ -225,6 +225,19 @@ def thread_context(config: RunConfig, domain: Domain, invocation: str = "") -> S
     return ctx
 
 
+def _forget_after_fork() -> None:
+    """A forked worker starts with no contexts or budgets: the parent's event loops (and their
+    selectors' file descriptors) are not the child's to use."""
+    global _LOCK
+    _LOCK = threading.Lock()
+    _CONTEXTS.clear()
+    _BUDGETS.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)
+
+
 def release_invocation(invocation: str) -> None:
     """Close this process's contexts of a finished invocation and forget its budget (call it
     once none of its batches runs any more)."""
