@@ -16,7 +16,6 @@ Writes benchmarks/results/profile_shard.txt (and .json with the stage timings).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import cProfile
 import io
 import json
@@ -36,7 +35,7 @@ def stage_timings(n: int) -> dict[str, Any]:
     from trajforge.config import load_config
     from trajforge.environments.registry import load_domain
     from trajforge.generators import generate_blueprints
-    from trajforge.pipeline import _simulate_all
+    from trajforge.pipeline import SimulationContext, _simulate_all
     from trajforge.schemas.arrow import blueprint_to_row, trajectory_to_row, verdict_to_row
     from trajforge.schemas.blueprint import BlueprintRejection
     from trajforge.store import RunStore
@@ -58,7 +57,10 @@ def stage_timings(n: int) -> dict[str, Any]:
                 for slot, kind in enumerate(config.simulation.agents)]
 
         t = time.perf_counter()
-        trajectories = [x for x in asyncio.run(_simulate_all(jobs, domain, config, run_id)) if x]
+        ctx = SimulationContext(config, domain)
+        outcomes = ctx.loop.run_until_complete(_simulate_all(jobs, ctx, config, run_id))
+        ctx.close()
+        trajectories = [o.trajectory for o in outcomes if o.trajectory is not None]
         timings["simulate_s"] = time.perf_counter() - t
 
         t = time.perf_counter()

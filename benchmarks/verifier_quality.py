@@ -24,7 +24,6 @@ Results go to benchmarks/results/verifier_quality.{md,json}.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 import time
@@ -47,7 +46,7 @@ def _chunks(items: list[Any], size: int) -> list[list[Any]]:
 def measure(n_blueprints: int, size: int, seed: int, chunk: int) -> dict[str, Any]:
     from trajforge.environments.retail import RetailDomain
     from trajforge.generators import generate_blueprints
-    from trajforge.pipeline import _simulate_all  # the build's own simulation step
+    from trajforge.pipeline import SimulationContext, _simulate_all  # the build's own simulation step
     from trajforge.schemas.blueprint import BlueprintRejection
     from trajforge.schemas.config import GenerationConfig, RunConfig, SimulationConfig
     from trajforge.schemas.trajectory import FaultKind
@@ -83,8 +82,10 @@ def measure(n_blueprints: int, size: int, seed: int, chunk: int) -> dict[str, An
 
     for part in _chunks(blueprints, chunk):
         jobs = [(bp, slot, kind) for bp in part for slot, kind in enumerate(AGENTS)]
-        trajectories = asyncio.run(_simulate_all(jobs, domain, config, RUN_ID))
-        for (bp, _slot, agent), trajectory in zip(jobs, trajectories):
+        ctx = SimulationContext(config, domain)
+        outcomes = ctx.loop.run_until_complete(_simulate_all(jobs, ctx, config, RUN_ID))
+        ctx.close()
+        for (bp, _slot, agent), trajectory in zip(jobs, (o.trajectory for o in outcomes)):
             if trajectory is None:  # faulty, but the blueprint admits no fault
                 skipped_faulty += 1
                 continue

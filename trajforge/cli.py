@@ -180,9 +180,13 @@ def deploy(
     serve: Annotated[bool, typer.Option("--serve", help="serve it from this process instead of a work pool")] = False,
     out_dir: Annotated[Optional[Path], typer.Option("--out", help="output folder (default data/)")] = None,
     overrides: Annotated[Optional[list[str]], typer.Option("--set", help="KEY=VALUE config override")] = None,
+    train_config: Annotated[Optional[Path], typer.Option(
+        "--train-config", help="also train on the export and evaluate the model after each build "
+                               "(a train config, e.g. configs/sft-tiny.yaml)")] = None,
 ) -> None:
     """Register a scheduled build with a Prefect server (PREFECT_API_URL). A worker runs it:
-    `prefect worker start --pool POOL`; or pass --serve to run it from this process."""
+    `prefect worker start --pool POOL`; or pass --serve to run it from this process. With
+    --train-config each run is build -> export -> train sft -> eval (trajforge-build-train-eval)."""
     from trajforge.config import load_config, parse_override
 
     try:
@@ -195,17 +199,25 @@ def deploy(
         from trajforge.flows.deploy import check_schedule, deployment_name, register, serve_deployment
 
         check_schedule(cron)
+        train = None
+        if train_config is not None:
+            from trajforge.sft.train import load_train_config
+
+            if not train_config.is_file():
+                raise ConfigError("--train-config", f"{train_config} does not exist")
+            train = load_train_config(train_config).model_dump(mode="json")
         dep_name = name or cfg.name
         if serve:
-            serve_deployment(cfg, cron, dep_name, grow)
+            serve_deployment(cfg, cron, dep_name, grow, train)
             return
-        deployment_id = register(cfg, cron, dep_name, pool, grow)
+        deployment_id = register(cfg, cron, dep_name, pool, grow, train)
     except TrajforgeError as exc:
         raise _fail(exc) from None
-    out.print(f"Registered deployment {deployment_name(dep_name)} ({deployment_id}), "
+    full_name = deployment_name(dep_name, train is not None)
+    out.print(f"Registered deployment {full_name} ({deployment_id}), "
               f"schedule '{cron}', work pool '{pool}'.\n"
               f"Run its builds with a worker: prefect worker start --pool {pool}\n"
-              f"Run one now: prefect deployment run '{deployment_name(dep_name)}'")
+              f"Run one now: prefect deployment run '{full_name}'")
 
 
 @app.command()

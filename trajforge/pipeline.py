@@ -1,12 +1,22 @@
-"""The build as plain functions: shards of blueprint indices through every stage.
+"""The build as plain functions: batches of blueprint indices through every stage.
 
-``process_shard`` takes indices [start, stop) through generate -> validate -> simulate ->
-verify and returns Arrow-ready rows; ``run_build`` plans the shards a run still lacks, runs them
-(in this process or in worker processes), and has the single writer commit each shard to the
-store before refreshing the catalog. A killed build re-run with the same config computes only
-the missing shards, and because blueprint ``i`` and its episodes depend only on the config and
-``i``, it ends with exactly the rows of an uninterrupted build. Prefect flows (flows/) wrap
-these same functions.
+The stages, one function each, are what the Prefect flow's tasks call (flows/build.py):
+``generate_batch`` (the programmatic generator or the LLM proposer, then validation) ->
+``simulate_batch`` (scripted or model-backed agent and user) -> ``verify_batch`` (the checks) ->
+``judge_batch`` (the optional checklist judge) -> ``batch_rows``. ``process_shard`` chains them
+for one batch, and ``run_build`` runs them over a run's missing batches without Prefect (what
+benchmarks compare the flow against, and what test fixtures use to make a dataset quickly);
+``trajforge build`` always runs the flow.
+
+Model-backed stages run on a ``SimulationContext``: one event loop per thread (litellm's async
+clients are bound to the loop that made them), the litellm gateway, and the build invocation's
+``Budget``. The budget is shared by every thread of a process, starts from what the run spent
+before (its spend file), and takes in what other processes committed since; once it is spent no
+new episode starts, and the batch keeps the longest prefix of blueprints whose episodes all
+finished (``SimulatedBatch.stop``), so the manifest's ranges stay exact and a resumed run
+finishes the rest. Because blueprint ``i`` and its scripted episodes depend only on the config
+and ``i``, any batching, runner or resumption ends with exactly the rows of one uninterrupted
+build. The LLM modules are imported only by runs that use a model.
 """
 
 from __future__ import annotations
@@ -24,14 +34,13 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from trajforge.environments.base import Domain
 from trajforge.environments.registry import load_domain
 from trajforge.generators import generate_blueprints
-from trajforge.generators.propose import propose_blueprints
 from trajforge.schemas.arrow import (
     blueprint_to_row,
     proposal_to_row,
@@ -41,17 +50,17 @@ from trajforge.schemas.arrow import (
 )
 from trajforge.schemas.blueprint import BlueprintRejection, ProposalRecord, TaskBlueprint
 from trajforge.schemas.config import RunConfig
+from trajforge.schemas.runs import RunOutcome, RunRecord
 from trajforge.schemas.trajectory import EpisodeSpec, Trajectory, Verdict
 from trajforge.simulation import EpisodeLimits, ScriptedAgent, ScriptedUser, choose_fault, run_episode
-from trajforge.simulation.llm import Budget, EpisodeLedger, Gateway
-from trajforge.simulation.llm_agent import LLMAgent, episode_tag
-from trajforge.simulation.llm_user import LLMUser
 from trajforge.simulation.runner import AgentPolicy, UserPolicy
-from trajforge.schemas.runs import RunOutcome, RunRecord
 from trajforge.store import TABLES, RunStore, refresh_catalog
 from trajforge.store.runs import write_run_record
+from trajforge.store.shards import ShardRecord
 from trajforge.verifiers import verify
-from trajforge.verifiers.judge import judge_trajectory
+
+if TYPE_CHECKING:
+    from trajforge.simulation.llm import Budget, Gateway
 
 
 @dataclass
@@ -63,7 +72,7 @@ class ShardSummary:
     episodes: int = 0
     skipped_episodes: int = 0  # faulty episodes for blueprints that admit no fault
     seconds: float = 0.0
-    cost_usd: float = 0.0  # of the committed episodes, priced ones only
+    cost_usd: float = 0.0  # of the committed episodes (priced ones), the proposer and the judge
     unpriced_episodes: int = 0
     discarded_usd: float = 0.0  # episodes past a budget stop, not committed
     proposer_usd: float = 0.0  # LLM proposer and reviewers
@@ -75,21 +84,36 @@ class ShardSummary:
 
 @dataclass
 class GeneratedBatch:
-    """Stage 1 of a batch: indices [start, stop) generated and validated."""
+    """Stage 1 of a batch: indices [start, stop) generated (or proposed) and validated."""
 
     start: int
     stop: int
     blueprints: list[TaskBlueprint]
     rejections: list[BlueprintRejection]
+    proposals: list[ProposalRecord] = field(default_factory=list)  # the proposer's rounds
+    cost_usd: float | None = 0.0  # the proposer's; None: a model could not be priced
 
 
 @dataclass
 class SimulatedBatch:
     """Stage 2: the episodes of a batch's blueprints (``skipped``: faulty episodes of
-    blueprints that admit no fault)."""
+    blueprints that admit no fault). ``stop`` < the batch's stop when the budget ran out: only
+    blueprints below it are complete, and the episodes of the rest are dropped (their cost is
+    ``discarded_usd``)."""
 
     trajectories: list[Trajectory]
     skipped: int
+    stop: int
+    discarded_usd: float = 0.0
+    budget_stopped: bool = False
+
+
+@dataclass
+class JudgedBatch:
+    """Stage 4: the checklist judge's verdicts and what they cost (``None``: unpriced)."""
+
+    verdicts: list[Verdict] = field(default_factory=list)
+    cost_usd: float | None = 0.0
 
 
 def episode_seed(blueprint_id: str, slot: int, agent: str) -> int:
@@ -98,25 +122,35 @@ def episode_seed(blueprint_id: str, slot: int, agent: str) -> int:
 
 
 class SimulationContext:
-    """What one process needs to simulate: the domain, one long-lived event loop, and (when a
-    role is model-backed) the gateway and the run's budget. Built once per process, because
-    litellm's cached async clients are bound to the loop that made them."""
+    """What one thread needs to run the stages: the domain, one long-lived event loop, and
+    (when a role is model-backed) the gateway and the invocation's budget. Built once per
+    thread, because litellm's cached async clients are bound to the loop that made them."""
 
     def __init__(self, config: RunConfig, domain: Domain, budget: Budget | None = None,
                  share: int = 1) -> None:
         self.domain = domain
         self.loop = asyncio.new_event_loop()
         sim = config.simulation
-        # a build's concurrency is split across its simulation processes
+        # a build's concurrency is split across the threads or processes that simulate
         self.concurrency = max(1, -(-sim.concurrency // share))
-        self.budget = budget or Budget(sim.gateway.max_cost_usd)
+        self.budget: Budget | None = None
         self.gateway: Gateway | None = None
+        self.closed = False
         if config.uses_models():
-            self.gateway = Gateway(sim.gateway, self.budget, random.Random(config.domain.seed),
-                                   concurrency=self.concurrency)
+            from trajforge.simulation import llm
+
+            self.budget = budget or llm.Budget(sim.gateway.max_cost_usd)
+            self.gateway = llm.Gateway(sim.gateway, self.budget, random.Random(config.domain.seed),
+                                       concurrency=self.concurrency)
+
+    def exhausted(self) -> bool:
+        return self.budget is not None and self.budget.exhausted()
 
     def close(self) -> None:
         """Shut the loop down as ``asyncio.run`` would: close the clients, cancel what is left."""
+        if self.closed:
+            return
+        self.closed = True
         loop = self.loop
         try:
             if self.gateway is not None:
@@ -130,6 +164,91 @@ class SimulationContext:
         finally:
             loop.close()
 
+
+# --- per-process state: the invocation's budget, and one context per thread ---------------------
+
+_LOCK = threading.Lock()
+_BUDGETS: dict[str, Budget] = {}  # invocation -> its budget in this process
+_CONTEXTS: dict[tuple[str, int, str], SimulationContext] = {}  # (invocation, thread, config)
+_DOMAINS: dict[str, Domain] = {}
+
+
+def cached_domain(config: RunConfig) -> Domain:
+    """One domain per process and config, built on first use (the template is the costly part;
+    environments copy it, so threads may share it)."""
+    key = f"{config.domain.name}:{config.domain.size}:{config.domain.seed}"
+    if key not in _DOMAINS:
+        _DOMAINS[key] = load_domain(config.domain.name, config.domain.size, config.domain.seed)
+    return _DOMAINS[key]
+
+
+def invocation_budget(config: RunConfig, invocation: str) -> Budget | None:
+    """The budget of build invocation ``invocation`` in this process (``None`` for a run
+    without models): it starts from what the run has spent (its spend file, over every earlier
+    invocation) and, on every later call, takes in what other processes have committed since."""
+    if not config.uses_models():
+        return None
+    from trajforge.simulation import llm
+
+    spent = RunStore(config.store.out, config.run_id()).spent_usd()
+    with _LOCK:
+        budget = _BUDGETS.get(invocation)
+        if budget is None:
+            budget = _BUDGETS[invocation] = llm.Budget(config.simulation.gateway.max_cost_usd, spent)
+        else:
+            budget.at_least(spent)
+    return budget
+
+
+def thread_context(config: RunConfig, domain: Domain, invocation: str = "") -> SimulationContext:
+    """This thread's simulation context for the invocation, built on first use. Contexts of
+    scripted runs hold only a loop and are kept for the thread's life; a model-backed one
+    belongs to its invocation, and is closed by ``release_invocation`` (or, on a long-lived
+    worker, when the same thread next works for another invocation)."""
+    models = config.uses_models()
+    thread = threading.get_ident()
+    owner = invocation if models else ""
+    # what the context depends on: the domain, the concurrency share and (with models) the rest
+    what = (config.model_dump_json(exclude={"store", "orchestration", "diversity"}) if models
+            else config.domain.model_dump_json())
+    key = (owner, thread, f"{what}:{config.simulation.concurrency}:{config.store.workers}")
+    budget = invocation_budget(config, invocation)
+    with _LOCK:
+        ctx = _CONTEXTS.get(key)
+        # this thread is here, so its contexts of other invocations are idle: close them
+        stale = [k for k in _CONTEXTS if k[1] == thread and k[0] and k[0] != owner]
+        stale_contexts = [_CONTEXTS.pop(k) for k in stale]
+        if ctx is None:
+            ctx = _CONTEXTS[key] = SimulationContext(config, domain, budget, config.store.workers)
+    for old in stale_contexts:
+        old.close()
+    return ctx
+
+
+def _forget_after_fork() -> None:
+    """A forked worker starts with no contexts or budgets: the parent's event loops (and their
+    selectors' file descriptors) are not the child's to use."""
+    global _LOCK
+    _LOCK = threading.Lock()
+    _CONTEXTS.clear()
+    _BUDGETS.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)
+
+
+def release_invocation(invocation: str) -> None:
+    """Close this process's contexts of a finished invocation and forget its budget (call it
+    once none of its batches runs any more)."""
+    with _LOCK:
+        contexts = [_CONTEXTS.pop(k) for k in [k for k in _CONTEXTS if k[0] == invocation]]
+        _BUDGETS.pop(invocation, None)
+    for ctx in contexts:
+        ctx.close()
+
+
+# --- the stages ------------------------------------------------------------------------------------
 
 @dataclass
 class EpisodeOutcome:
@@ -153,21 +272,28 @@ async def _simulate(bp: TaskBlueprint, ctx: SimulationContext, config: RunConfig
                              sim.fault_kinds)
         if fault is None:
             return EpisodeOutcome(None)
-    if ctx.budget.exhausted():
+    if ctx.exhausted():
         return EpisodeOutcome(None, started=False)
     env = domain.environment()
     ledger = None
-    headers = episode_tag(bp.id, seed)
-    if ctx.gateway is not None:
-        ledger = EpisodeLedger.starting_now(sim.gateway.episode_timeout_s)
     agent: AgentPolicy
+    user: UserPolicy
+    if ctx.gateway is not None:
+        from trajforge.simulation.llm import EpisodeLedger
+        from trajforge.simulation.llm_agent import episode_tag
+
+        ledger = EpisodeLedger.starting_now(sim.gateway.episode_timeout_s)
+        headers = episode_tag(bp.id, seed)
     if agent_kind == "llm":
+        from trajforge.simulation.llm_agent import LLMAgent
+
         assert ctx.gateway is not None and ledger is not None and sim.agent_model is not None
         agent = LLMAgent(ctx.gateway, sim.agent_model, domain, ledger, headers)
     else:
         agent = ScriptedAgent(bp, domain, rng, fault)
-    user: UserPolicy
     if sim.user_model is not None:
+        from trajforge.simulation.llm_user import LLMUser
+
         assert ctx.gateway is not None and ledger is not None
         expected = bp.ground_truth.final_state_hash
         user = LLMUser(ctx.gateway, sim.user_model, bp, domain, ledger, sim.user_simulator,
@@ -193,138 +319,49 @@ async def _simulate_all(jobs: list[tuple[TaskBlueprint, int, str]], ctx: Simulat
     return await asyncio.gather(*(one(j) for j in jobs))
 
 
-def process_shard(config: RunConfig, start: int, stop: int, domain: Domain | None = None,
-                  ctx: SimulationContext | None = None) -> tuple[dict[str, list[dict[str, Any]]], ShardSummary]:
-    """Indices [start, stop) through every stage; rows per table and a summary.
-
-    When the budget runs out mid-shard, no new episode starts; the rows returned cover the
-    longest prefix ``[start, k)`` of blueprints whose episodes all finished (``summary.stop``
-    is ``k``), so the manifest's ranges stay exact and a resumed run finishes the rest."""
-    began = time.perf_counter()
-    own_ctx = ctx is None
-    if ctx is None:
-        if domain is None:
-            domain = load_domain(config.domain.name, config.domain.size, config.domain.seed)
-        ctx = SimulationContext(config, domain)
-    domain = ctx.domain
-    try:
-        return _process_shard(config, start, stop, ctx, began)
-    finally:
-        if own_ctx:
-            ctx.close()
-
-
-def _process_shard(config: RunConfig, start: int, stop: int, ctx: SimulationContext,
-                   began: float) -> tuple[dict[str, list[dict[str, Any]]], ShardSummary]:
-    domain = ctx.domain
+def generate_batch(config: RunConfig, start: int, stop: int, domain: Domain,
+                   ctx: SimulationContext | None = None) -> GeneratedBatch:
+    """Generate (or, with ``generation.proposer``, propose through ``ctx``'s gateway) and
+    validate blueprints [start, stop): the valid ones, the rejections, the proposer's rounds."""
     run_id = config.run_id()
-    summary = ShardSummary(start, stop)
     proposals: list[ProposalRecord] = []
+    cost: float | None = 0.0
     if config.generation.proposer is not None:
-        assert ctx.gateway is not None
+        from trajforge.generators.propose import propose_blueprints
+
+        if ctx is None or ctx.gateway is None:
+            raise ValueError("the LLM proposer needs a simulation context with a gateway")
         items, proposals, cost = ctx.loop.run_until_complete(propose_blueprints(
             ctx.gateway, config.generation, domain, run_id, start, stop,
             config.simulation.gateway.episode_timeout_s, ctx.concurrency))
-        if cost is None:
-            summary.unpriced_episodes += 1
-        else:
-            summary.proposer_usd += cost
     else:
         items = list(generate_blueprints(domain, config.generation, run_id, start, stop))
-    blueprints = {item.id: item for item in items if isinstance(item, TaskBlueprint)}
-    jobs = [(bp, slot, kind) for bp in blueprints.values()
+    return GeneratedBatch(start, stop, [i for i in items if isinstance(i, TaskBlueprint)],
+                          [i for i in items if isinstance(i, BlueprintRejection)], proposals, cost)
+
+
+def simulate_batch(config: RunConfig, generated: GeneratedBatch,
+                   ctx: SimulationContext) -> SimulatedBatch:
+    """One episode per blueprint per configured agent, in blueprint then agent order. When the
+    budget stops new episodes, only the blueprints below the first one with an unstarted
+    episode are kept."""
+    jobs = [(bp, slot, kind) for bp in generated.blueprints
             for slot, kind in enumerate(config.simulation.agents)]
-    outcomes = ctx.loop.run_until_complete(_simulate_all(jobs, ctx, config, run_id))
-    # the prefix of blueprint indices whose episodes all ran
-    unstarted = {job[0].provenance.index for job, o in zip(jobs, outcomes) if not o.started}
-    if unstarted:
-        summary.stop = stop = min(unstarted)
-        summary.budget_stopped = True
-    rows: dict[str, list[dict[str, Any]]] = {"blueprints": [], "rejections": [], "trajectories": [],
-                                             "verdicts": [], "proposals": []}
-    rows["proposals"] = [proposal_to_row(p) for p in proposals if p.index < stop]
-    summary.cost_usd += summary.proposer_usd
-    for item in items:
-        index = item.provenance.index if isinstance(item, TaskBlueprint) else item.index
-        if index >= stop:
-            continue
-        if isinstance(item, BlueprintRejection):
-            rows["rejections"].append(rejection_to_row(item))
-            summary.rejections[item.reason] += 1
-        else:
-            rows["blueprints"].append(blueprint_to_row(item, run_id))
-            summary.blueprints += 1
-    judged: list[tuple[Trajectory, list[Verdict]]] = []
-    for job, outcome in zip(jobs, outcomes):
-        trajectory = outcome.trajectory
-        if job[0].provenance.index >= stop:
-            if trajectory is not None:
-                summary.discarded_usd += trajectory.cost_usd or 0.0
-            continue
-        if trajectory is None:
-            summary.skipped_episodes += 1
-            continue
-        summary.episodes += 1
-        if trajectory.cost_usd is None:
-            summary.unpriced_episodes += 1
-        else:
-            summary.cost_usd += trajectory.cost_usd
-        summary.retries += trajectory.retries
-        summary.terminations[trajectory.termination.value] += 1
-        rows["trajectories"].append(trajectory_to_row(trajectory))
-        verdicts = verify(trajectory, blueprints[trajectory.blueprint_id], domain,
-                          config.verification.checks)
-        rows["verdicts"].extend(verdict_to_row(v) for v in verdicts)
-        summary.passed += bool(verdicts and verdicts[0].trajectory_passed)
-        judged.append((trajectory, verdicts))
-    if config.verification.judge is not None and judged:
-        assert ctx.gateway is not None
-        verdicts_by_judge, cost = ctx.loop.run_until_complete(_judge_all(judged, blueprints, ctx, config))
-        rows["verdicts"].extend(verdict_to_row(v) for v in verdicts_by_judge)
-        if cost is None:
-            summary.unpriced_episodes += 1
-        else:
-            summary.cost_usd += cost
-    summary.seconds = time.perf_counter() - began
-    return rows, summary
-
-
-# --- the same stages one by one, for the Prefect flow's tasks (flows/build.py) -----------------
-# The flow runs scripted builds; model-backed ones (a budget that may stop a batch part-way, the
-# proposer, the judge) run through ``run_build`` (see ``flows.build.build``).
-
-_THREAD = threading.local()
-
-
-def thread_context(config: RunConfig, domain: Domain) -> SimulationContext:
-    """This thread's simulation context (an event loop is per thread), built on first use."""
-    contexts: dict[str, SimulationContext] = _THREAD.__dict__.setdefault("contexts", {})
-    key = f"{config.domain.name}:{config.domain.size}:{config.domain.seed}:{config.simulation.concurrency}"
-    if key not in contexts:
-        contexts[key] = SimulationContext(config, domain)
-    return contexts[key]
-
-
-def generate_batch(config: RunConfig, start: int, stop: int, domain: Domain) -> GeneratedBatch:
-    """Generate and validate blueprints [start, stop): the valid ones and the rejections."""
-    blueprints: list[TaskBlueprint] = []
-    rejections: list[BlueprintRejection] = []
-    for item in generate_blueprints(domain, config.generation, config.run_id(), start, stop):
-        if isinstance(item, BlueprintRejection):
-            rejections.append(item)
-        else:
-            blueprints.append(item)
-    return GeneratedBatch(start, stop, blueprints, rejections)
-
-
-def simulate_batch(config: RunConfig, blueprints: list[TaskBlueprint], domain: Domain) -> SimulatedBatch:
-    """One episode per blueprint per configured agent, in blueprint then agent order."""
-    jobs = [(bp, slot, kind) for bp in blueprints
-            for slot, kind in enumerate(config.simulation.agents)]
-    ctx = thread_context(config, domain)
     outcomes = ctx.loop.run_until_complete(_simulate_all(jobs, ctx, config, config.run_id()))
-    trajectories = [o.trajectory for o in outcomes if o.trajectory is not None]
-    return SimulatedBatch(trajectories, len(outcomes) - len(trajectories))
+    unstarted = {job[0].provenance.index for job, o in zip(jobs, outcomes) if not o.started}
+    stop = min(unstarted) if unstarted else generated.stop
+    kept: list[Trajectory] = []
+    skipped = 0
+    discarded = 0.0
+    for job, outcome in zip(jobs, outcomes):
+        if job[0].provenance.index >= stop:
+            if outcome.trajectory is not None:
+                discarded += outcome.trajectory.cost_usd or 0.0
+        elif outcome.trajectory is None:
+            skipped += 1
+        else:
+            kept.append(outcome.trajectory)
+    return SimulatedBatch(kept, skipped, stop, discarded, budget_stopped=bool(unstarted))
 
 
 def verify_batch(config: RunConfig, trajectories: list[Trajectory], blueprints: list[TaskBlueprint],
@@ -338,14 +375,55 @@ def verify_batch(config: RunConfig, trajectories: list[Trajectory], blueprints: 
     return verdicts
 
 
+def judge_batch(config: RunConfig, trajectories: list[Trajectory], verdicts: list[Verdict],
+                blueprints: list[TaskBlueprint], ctx: SimulationContext | None) -> JudgedBatch:
+    """The checklist judge's verdicts on every trajectory (none without
+    ``verification.judge``); ``verdicts`` are the checks' verdicts, which it never changes."""
+    if config.verification.judge is None or not trajectories:
+        return JudgedBatch()
+    if ctx is None or ctx.gateway is None:
+        raise ValueError("the judge needs a simulation context with a gateway")
+    by_trajectory: dict[str, list[Verdict]] = {}
+    for verdict in verdicts:
+        by_trajectory.setdefault(verdict.trajectory_id, []).append(verdict)
+    by_id = {bp.id: bp for bp in blueprints}
+    judged, cost = ctx.loop.run_until_complete(_judge_all(
+        [(t, by_trajectory.get(t.id, [])) for t in trajectories], by_id, ctx, config))
+    return JudgedBatch(judged, cost)
+
+
+async def _judge_all(judged: list[tuple[Trajectory, list[Verdict]]], blueprints: dict[str, TaskBlueprint],
+                     ctx: SimulationContext, config: RunConfig) -> tuple[list[Verdict], float | None]:
+    from trajforge.simulation.llm import EpisodeLedger, ledgers_cost
+    from trajforge.verifiers.judge import judge_trajectory
+
+    assert ctx.gateway is not None and config.verification.judge is not None
+    gate = asyncio.Semaphore(ctx.concurrency)
+    ledgers: list[EpisodeLedger] = []
+
+    async def one(trajectory: Trajectory, base: list[Verdict]) -> list[Verdict]:
+        async with gate:
+            ledger = EpisodeLedger.starting_now(config.simulation.gateway.episode_timeout_s)
+            ledgers.append(ledger)
+            return await judge_trajectory(ctx.gateway, config.verification.judge, trajectory,  # type: ignore[arg-type]
+                                          blueprints[trajectory.blueprint_id], ctx.domain, base, ledger)
+
+    results = await asyncio.gather(*(one(t, v) for t, v in judged))
+    return [v for r in results for v in r], ledgers_cost(ledgers)
+
+
 def batch_rows(config: RunConfig, generated: GeneratedBatch, simulated: SimulatedBatch,
-               verdicts: list[Verdict]) -> dict[str, list[dict[str, Any]]]:
-    """The batch's Arrow-ready rows per table."""
+               verdicts: list[Verdict], judged: JudgedBatch | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The batch's Arrow-ready rows per table: its blueprints, rejections and proposals below
+    ``simulated.stop``, every kept trajectory and all their verdicts."""
     run_id = config.run_id()
-    return {"blueprints": [blueprint_to_row(bp, run_id) for bp in generated.blueprints],
-            "rejections": [rejection_to_row(r) for r in generated.rejections],
+    stop = simulated.stop
+    return {"blueprints": [blueprint_to_row(bp, run_id) for bp in generated.blueprints
+                           if bp.provenance.index < stop],
+            "rejections": [rejection_to_row(r) for r in generated.rejections if r.index < stop],
+            "proposals": [proposal_to_row(p) for p in generated.proposals if p.index < stop],
             "trajectories": [trajectory_to_row(t) for t in simulated.trajectories],
-            "verdicts": [verdict_to_row(v) for v in verdicts]}
+            "verdicts": [verdict_to_row(v) for v in [*verdicts, *(judged.verdicts if judged else [])]]}
 
 
 def batch_tables(rows: dict[str, list[dict[str, Any]]]) -> dict[str, pa.Table]:
@@ -354,20 +432,59 @@ def batch_tables(rows: dict[str, list[dict[str, Any]]]) -> dict[str, pa.Table]:
             for name, schema in TABLES.items()}
 
 
-def summarize_batch(generated: GeneratedBatch, simulated: SimulatedBatch,
-                    verdicts: list[Verdict], seconds: float) -> ShardSummary:
-    """Per-stage counts of one batch."""
-    summary = ShardSummary(generated.start, generated.stop, blueprints=len(generated.blueprints),
+def summarize_batch(generated: GeneratedBatch, simulated: SimulatedBatch, verdicts: list[Verdict],
+                    seconds: float, judged: JudgedBatch | None = None) -> ShardSummary:
+    """Per-stage counts of one batch, and what its model calls cost."""
+    stop = simulated.stop
+    summary = ShardSummary(generated.start, stop, seconds=seconds,
+                           blueprints=sum(bp.provenance.index < stop for bp in generated.blueprints),
                            episodes=len(simulated.trajectories), skipped_episodes=simulated.skipped,
-                           seconds=seconds)
-    summary.rejections.update(r.reason for r in generated.rejections)
+                           discarded_usd=simulated.discarded_usd,
+                           budget_stopped=simulated.budget_stopped)
+    summary.rejections.update(r.reason for r in generated.rejections if r.index < stop)
     summary.passed = len({v.trajectory_id for v in verdicts if v.trajectory_passed})
+    for cost in (generated.cost_usd, judged.cost_usd if judged else 0.0):
+        if cost is None:
+            summary.unpriced_episodes += 1
+        else:
+            summary.cost_usd += cost
+    summary.proposer_usd = generated.cost_usd or 0.0
     for trajectory in simulated.trajectories:
         if trajectory.cost_usd is None:
             summary.unpriced_episodes += 1
         else:
             summary.cost_usd += trajectory.cost_usd
+        summary.retries += trajectory.retries
+        summary.terminations[trajectory.termination.value] += 1
     return summary
+
+
+def process_shard(config: RunConfig, start: int, stop: int, domain: Domain | None = None,
+                  ctx: SimulationContext | None = None) -> tuple[dict[str, list[dict[str, Any]]], ShardSummary]:
+    """Indices [start, stop) through every stage: rows per table and a summary (whose
+    ``stop`` is where a budget stop cut the batch)."""
+    began = time.perf_counter()
+    own = ctx is None
+    if ctx is None:
+        ctx = SimulationContext(config, domain or cached_domain(config))
+    try:
+        generated = generate_batch(config, start, stop, ctx.domain, ctx)
+        simulated = simulate_batch(config, generated, ctx)
+        verdicts = verify_batch(config, simulated.trajectories, generated.blueprints, ctx.domain)
+        judged = judge_batch(config, simulated.trajectories, verdicts, generated.blueprints, ctx)
+        rows = batch_rows(config, generated, simulated, verdicts, judged)
+        return rows, summarize_batch(generated, simulated, verdicts, time.perf_counter() - began, judged)
+    finally:
+        if own:
+            ctx.close()
+
+
+def record_batch_spend(store: RunStore, config: RunConfig, summary: ShardSummary) -> None:
+    """Persist what a computed batch's model calls cost, before its shard is committed (a kill
+    between the two over-counts the spend, never under-counts it)."""
+    if config.uses_models():
+        store.record_spend(summary.start, summary.stop, summary.cost_usd, summary.discarded_usd,
+                           summary.unpriced_episodes)
 
 
 def start_record(config: RunConfig, store: RunStore, invocation_id: str, runner: str,
@@ -388,7 +505,8 @@ def start_record(config: RunConfig, store: RunStore, invocation_id: str, runner:
 
 
 def finish_record(record: RunRecord, computed: list[ShardSummary], planned: int, cached: int,
-                  adopted: int, seconds: float, outcome: RunOutcome, error: str | None) -> RunRecord:
+                  adopted: int, seconds: float, outcome: RunOutcome, error: str | None,
+                  budget_stopped: bool = False) -> RunRecord:
     """The invocation's record at its end: what it computed (not what it found done) and what
     that cost."""
     rejected = sum(sum(s.rejections.values()) for s in computed)
@@ -402,56 +520,8 @@ def finish_record(record: RunRecord, computed: list[ShardSummary], planned: int,
         "episodes_passed": sum(s.passed for s in computed),
         "episodes_skipped": sum(s.skipped_episodes for s in computed),
         "cost_usd": sum(s.cost_usd for s in computed),
-        "episodes_unpriced": sum(s.unpriced_episodes for s in computed), "seconds": seconds})
-
-
-async def _judge_all(judged: list[tuple[Trajectory, list[Verdict]]], blueprints: dict[str, TaskBlueprint],
-                     ctx: SimulationContext, config: RunConfig) -> tuple[list[Verdict], float | None]:
-    assert ctx.gateway is not None and config.verification.judge is not None
-    gate = asyncio.Semaphore(ctx.concurrency)
-    ledgers: list[EpisodeLedger] = []
-
-    async def one(trajectory: Trajectory, base: list[Verdict]) -> list[Verdict]:
-        async with gate:
-            ledger = EpisodeLedger.starting_now(config.simulation.gateway.episode_timeout_s)
-            ledgers.append(ledger)
-            return await judge_trajectory(ctx.gateway, config.verification.judge, trajectory,  # type: ignore[arg-type]
-                                          blueprints[trajectory.blueprint_id], ctx.domain, base, ledger)
-
-    results = await asyncio.gather(*(one(t, v) for t, v in judged))
-    costs = [ledger.cost_usd() for ledger in ledgers]
-    cost = None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
-    return [v for r in results for v in r], cost
-
-
-_WORKER: dict[str, SimulationContext] = {}
-_WORKER_SPEND: Any = None  # the build's shared spend counter, set by the pool initializer
-_WORKER_DOMAIN: dict[str, Domain] = {}
-
-
-def cached_domain(config: RunConfig) -> Domain:
-    """One domain per process and config, built on first use (the template is the costly part;
-    environments copy it, so threads may share it)."""
-    key = f"{config.domain.name}:{config.domain.size}:{config.domain.seed}"
-    if key not in _WORKER_DOMAIN:
-        _WORKER_DOMAIN[key] = load_domain(config.domain.name, config.domain.size, config.domain.seed)
-    return _WORKER_DOMAIN[key]
-
-
-def _worker_init(spend: Any) -> None:
-    global _WORKER_SPEND
-    _WORKER_SPEND = spend
-
-
-def _worker_shard(config: RunConfig, start: int, stop: int, share: int) -> tuple[dict[str, Any], ShardSummary]:
-    # one context per worker process, built on first use: its event loop lives as long as the
-    # process, and its budget is the build's shared spend counter
-    key = config.model_dump_json()
-    if key not in _WORKER:
-        budget = Budget(config.simulation.gateway.max_cost_usd, shared=_WORKER_SPEND)
-        _WORKER[key] = SimulationContext(config, cached_domain(config), budget, share=share)
-    rows, summary = process_shard(config, start, stop, ctx=_WORKER[key])
-    return batch_tables(rows), summary
+        "episodes_unpriced": sum(s.unpriced_episodes for s in computed), "seconds": seconds,
+        "budget_stopped": budget_stopped or any(s.budget_stopped for s in computed)})
 
 
 @dataclass
@@ -470,15 +540,27 @@ class BuildResult:
 Progress = Callable[[ShardSummary], None]
 
 
-def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResult:
-    """Build (or finish building) the run this config describes, in this process or in worker
-    processes (the direct path; ``flows.build`` runs scripted builds as a Prefect flow).
+def direct_batch(config: RunConfig, start: int, stop: int,
+                 invocation: str) -> tuple[ShardRecord | None, ShardSummary]:
+    """One batch through every stage on this thread's context, its files written (not
+    committed); no files when a budget stop left it empty."""
+    ctx = thread_context(config, cached_domain(config), invocation)
+    rows, summary = process_shard(config, start, stop, ctx=ctx)
+    if summary.stop <= start:
+        return None, summary
+    store = RunStore(config.store.out, config.run_id())
+    return store.write_shard_files(start, summary.stop, batch_tables(rows)), summary
 
-    With a budget (``simulation.gateway.max_cost_usd``), what earlier invocations of the same run
-    spent counts: the spend is persisted beside the manifest, and once it reaches the cap no new
-    episode starts and the build ends cleanly with what it has (``BuildResult.budget_stopped``).
-    Each invocation is recorded in the catalog's ``runs`` view.
-    """
+
+def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResult:
+    """Build (or finish building) the run this config describes by calling the stage functions
+    directly, without Prefect: in this process, or over ``store.workers`` worker processes.
+    ``trajforge build`` runs the ``build-dataset`` flow instead (flows/build.py); this is its
+    baseline in benchmarks/ and a quick way for tests to make a dataset.
+
+    The budget, the spend file and the ``runs`` record work as in the flow: spend is persisted
+    before each shard is committed, a budget stop ends the build cleanly with what it has
+    (``BuildResult.budget_stopped``), and each invocation is one row of the ``runs`` view."""
     began = time.perf_counter()
     out = config.store.out
     run_id = config.run_id()
@@ -488,27 +570,30 @@ def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResul
                          "config": config.model_dump_json(exclude={"store", "orchestration", "diversity"}),
                          "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     ranges = store.pending_ranges(config.generation.n_blueprints, config.store.shard_size)
-    total_ranges = len(store.completed())
+    done_before = len(store.completed())
     summaries: list[ShardSummary] = []
-    record = start_record(config, store, uuid.uuid4().hex, "direct", None,
+    invocation = uuid.uuid4().hex
+    record = start_record(config, store, invocation, "direct", None,
                           {"store": config.store.model_dump(mode="json")})
+    stopped = False
     try:
-        _run_ranges(config, ranges, store, summaries, progress)
+        stopped = _run_ranges(config, ranges, store, invocation, summaries, progress)
         refresh_catalog(out)
     except BaseException as exc:
-        write_run_record(out, finish_record(record, summaries, len(ranges) + total_ranges, 0,
-                                            total_ranges, time.perf_counter() - began,
+        write_run_record(out, finish_record(record, summaries, len(ranges) + done_before, 0,
+                                            done_before, time.perf_counter() - began,
                                             RunOutcome.failed, f"{type(exc).__name__}: {exc}"))
         raise
-    write_run_record(out, finish_record(record, summaries, len(ranges) + total_ranges, 0,
-                                        total_ranges, time.perf_counter() - began,
-                                        RunOutcome.completed, None))
+    finally:
+        release_invocation(invocation)
+    write_run_record(out, finish_record(record, summaries, len(ranges) + done_before, 0,
+                                        done_before, time.perf_counter() - began,
+                                        RunOutcome.completed, None, stopped))
     refresh_catalog(out)  # the finished record in the runs view
-    return BuildResult(run_id=run_id, out=out, shards_done=len(summaries), shards_skipped=total_ranges,
+    return BuildResult(run_id=run_id, out=out, shards_done=len(summaries), shards_skipped=done_before,
                        seconds=time.perf_counter() - began, summaries=summaries,
                        spent_usd=store.spent_usd() if config.uses_models() else 0.0,
-                       budget_stopped=any(s.budget_stopped for s in summaries),
-                       diversity=run_diversity_stage(config))
+                       budget_stopped=stopped, diversity=run_diversity_stage(config))
 
 
 def run_diversity_stage(config: RunConfig) -> Any:
@@ -520,47 +605,45 @@ def run_diversity_stage(config: RunConfig) -> Any:
     return run_diversity(config, config.run_id())
 
 
-def _run_ranges(config: RunConfig, ranges: list[tuple[int, int]], store: RunStore,
-                summaries: list[ShardSummary], progress: Progress | None) -> None:
-    cap = config.simulation.gateway.max_cost_usd
+def _run_ranges(config: RunConfig, ranges: list[tuple[int, int]], store: RunStore, invocation: str,
+                summaries: list[ShardSummary], progress: Progress | None) -> bool:
+    """Compute and commit ``ranges`` in order; True when the budget stopped the build."""
+    budget = invocation_budget(config, invocation)
+    stopped = False
 
-    def commit(rows: dict[str, Any], summary: ShardSummary) -> None:
-        if config.uses_models():
-            # spend first: a kill between the two lines over-counts, never under-counts
-            store.record_spend(summary.start, summary.stop, summary.cost_usd,
-                               summary.discarded_usd, summary.unpriced_episodes)
-        if summary.stop > summary.start:
-            store.write_shard(summary.start, summary.stop, rows)
+    def commit(shard: ShardRecord | None, summary: ShardSummary) -> None:
+        nonlocal stopped
+        record_batch_spend(store, config, summary)
+        if shard is not None:
+            store.commit(shard)
         summaries.append(summary)
+        stopped = stopped or summary.budget_stopped
+        if budget is not None:
+            budget.at_least(store.spent_usd())
         if progress:
             progress(summary)
 
+    def more() -> bool:
+        return not stopped and not (budget is not None and budget.exhausted())
+
+    queue = list(ranges)
     workers = min(config.store.workers, len(ranges)) if ranges else 1
     if workers <= 1:
-        ctx = SimulationContext(config, cached_domain(config), Budget(cap, store.spent_usd()))
-        try:
-            for start, stop in ranges:
-                if ctx.budget.exhausted():
-                    break
-                commit(*process_shard(config, start, stop, ctx=ctx))
-        finally:
-            ctx.close()
-    else:
-        import multiprocessing
+        while queue and more():
+            commit(*direct_batch(config, *queue.pop(0), invocation))
+        return stopped or bool(queue)
+    import multiprocessing
 
-        mp = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-        spend = mp.Value("d", store.spent_usd())
-        budget = Budget(cap, shared=spend)
-        with ProcessPoolExecutor(workers, mp_context=mp, initializer=_worker_init,
-                                 initargs=(spend,)) as pool:
-            # at most workers + 1 shards in flight, committed in order and then dropped, so the
-            # writer holds a bounded number of shards whatever the run size
-            queue = list(ranges)
-            inflight = [pool.submit(_worker_shard, config, *queue.pop(0), workers)
-                        for _ in range(min(workers + 1, len(queue)))]
-            while inflight:
-                done = inflight.pop(0)
-                if queue and not budget.exhausted():
-                    inflight.append(pool.submit(_worker_shard, config, *queue.pop(0), workers))
-                commit(*done.result())
-                del done
+    mp = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+    with ProcessPoolExecutor(workers, mp_context=mp) as pool:
+        # at most workers + 1 batches in flight, committed in order and then dropped, so the
+        # writer holds a bounded number of results whatever the run size
+        inflight = [pool.submit(direct_batch, config, *queue.pop(0), invocation)
+                    for _ in range(min(workers + 1, len(queue)))]
+        while inflight:
+            done = inflight.pop(0)
+            if queue and more():
+                inflight.append(pool.submit(direct_batch, config, *queue.pop(0), invocation))
+            commit(*done.result())
+            del done
+    return stopped or bool(queue)

@@ -207,14 +207,52 @@ def test_example_project_file_holds_a_valid_run_config() -> None:
     from trajforge.flows.deploy import check_schedule
     from trajforge.schemas.config import RunConfig
 
+    from trajforge.sft.train import TrainConfig
+
     project = yaml.safe_load((ROOT / "configs" / "prefect.yaml").read_text())
-    (deployment,) = project["deployments"]
-    path, _, function = deployment["entrypoint"].partition(":")
-    assert (ROOT / path).is_file() and function == "scheduled_build"
-    config = RunConfig.model_validate(deployment["parameters"]["config"])
-    assert config.store.out.is_absolute()
-    for schedule in deployment["schedules"]:
-        check_schedule(schedule["cron"])
+    build, train = project["deployments"]
+    functions = []
+    for deployment in (build, train):
+        path, _, function = deployment["entrypoint"].partition(":")
+        assert (ROOT / path).is_file()
+        functions.append(function)
+        config = RunConfig.model_validate(deployment["parameters"]["config"])
+        assert config.store.out.is_absolute()
+        for schedule in deployment["schedules"]:
+            check_schedule(schedule["cron"])
+    assert functions == ["scheduled_build", "build_train_eval"]
+    from trajforge.flows.stages import DEFAULT_EVAL
+
+    parameters = train["parameters"]
+    assert Path(TrainConfig.model_validate(parameters["train"]).output_dir).is_absolute()
+    assert set(parameters["evaluation"]) <= set(DEFAULT_EVAL)
+
+
+def test_deploy_with_a_train_config_registers_build_train_eval(tmp_path: Path, prefect_api: str) -> None:
+    """``trajforge deploy --train-config``: the deployment runs build -> export -> train -> eval,
+    with the train config as a parameter (its output folder made absolute for the worker)."""
+    from prefect.client.orchestration import get_client
+    from typer.testing import CliRunner
+
+    from trajforge.cli import app
+
+    result = CliRunner().invoke(app, [
+        "deploy", "--cron", CRON, "--name", "nightly-train", "--pool", "trajforge-test-train",
+        "--out", str(tmp_path / "data"), "--train-config", str(ROOT / "configs" / "sft-tiny.yaml")])
+    assert result.exit_code == 0, result.output
+    assert "trajforge-build-train-eval/nightly-train" in " ".join(result.output.split())
+    with get_client(sync_client=True) as client:
+        deployment = client.read_deployment_by_name("trajforge-build-train-eval/nightly-train")
+    assert deployment.entrypoint == "trajforge.flows.stages.build_train_eval"
+    assert deployment.work_pool_name == "trajforge-test-train"
+    assert [s.schedule.cron for s in deployment.schedules] == [CRON]
+    train = deployment.parameters["train"]
+    assert train["model"] == "tiny" and Path(train["output_dir"]).is_absolute()
+    assert deployment.parameters["config"]["store"]["out"] == str((tmp_path / "data").resolve())
+
+    missing = CliRunner().invoke(app, ["deploy", "--cron", CRON, "--train-config",
+                                       str(tmp_path / "nope.yaml")])
+    assert missing.exit_code == 2 and "--train-config" in missing.output
 
 
 def _deploy_cli(tmp_path: Path, *args: str, api_url: str | None) -> subprocess.CompletedProcess[str]:

@@ -12,10 +12,10 @@ import pytest
 import yaml
 
 from trajforge.config import load_config
-from trajforge.pipeline import run_build
+from trajforge.flows.build import build as build_flow
 from trajforge.schemas.trajectory import TerminationReason
 from trajforge.simulation.llm import quiet_provider_logs
-from trajforge.store import query
+from trajforge.store import RunStore, query
 
 SECRET = "sk-trajforge-test-SECRET-4f9a1c"
 OTHER_SECRET = "tf-other-SECRET-77d2e0"
@@ -40,20 +40,21 @@ def write_config(folder: Path, n: int, url: str = "http://127.0.0.1:9/v1", *,
 
 
 def build(config: Path, out: Path, **overrides: Any):
+    """``trajforge build``'s path: the build-dataset flow (on the session's Prefect server)."""
     quiet_provider_logs()
     values = {"store.out": str(out), **overrides}
-    return run_build(load_config(config, values))
+    return build_flow(load_config(config, values), quiet=True)
 
 
 def test_llm_build_against_the_oracle_endpoint_passes_like_the_scripted_build(
-        tmp_path: Path, policy_endpoint) -> None:
+        tmp_path: Path, policy_endpoint, prefect_api: str) -> None:
     config = write_config(tmp_path, 30)
     endpoint = policy_endpoint(config)
     config = write_config(tmp_path, 30, endpoint.url)
     llm = build(config, tmp_path / "llm")
-    scripted = run_build(load_config(None, {"store.out": str(tmp_path / "scripted"),
-                                            "generation.n_blueprints": 30, "domain.size": 80,
-                                            "simulation.agents": ["oracle"]}))
+    scripted = build_flow(load_config(None, {"store.out": str(tmp_path / "scripted"),
+                                             "generation.n_blueprints": 30, "domain.size": 80,
+                                             "simulation.agents": ["oracle"]}), quiet=True)
     llm_rows = query(llm.out, "SELECT t.blueprint_id, t.agent, t.user, o.passed, t.termination "
                               "FROM trajectories t JOIN outcomes o ON o.trajectory_id = t.id")[1]
     scripted_rows = query(scripted.out, "SELECT t.blueprint_id, o.passed "
@@ -72,7 +73,8 @@ def test_llm_build_against_the_oracle_endpoint_passes_like_the_scripted_build(
 
 
 @pytest.mark.slow
-def test_a_500_episode_build_survives_a_flaky_endpoint(tmp_path: Path, policy_endpoint) -> None:
+def test_a_500_episode_build_survives_a_flaky_endpoint(tmp_path: Path, policy_endpoint,
+                                                      prefect_api: str) -> None:
     """20% of requests fail (429, 500, slow 504), 1% hang, 5% of agent tool-call turns carry
     malformed JSON: the build finishes, every episode has a termination reason, retries are
     in the catalog. (The user is scripted here to keep the test short; the LLM user's path
@@ -85,7 +87,8 @@ def test_a_500_episode_build_survives_a_flaky_endpoint(tmp_path: Path, policy_en
                           gateway={"call_timeout_s": 2.0, "episode_timeout_s": 240})
     result = subprocess.run([sys.executable, "-m", "trajforge.cli", "build", "--config", str(config),
                              "--out", str(tmp_path / "out"), "--quiet", "--concurrency", "128"],
-                            capture_output=True, text=True, timeout=600)
+                            capture_output=True, text=True, timeout=600,
+                            env={**os.environ, "PREFECT_API_URL": prefect_api})
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr + result.stdout
     out = tmp_path / "out"
@@ -115,7 +118,7 @@ def test_a_500_episode_build_survives_a_flaky_endpoint(tmp_path: Path, policy_en
 
 
 def test_budget_cap_stops_cleanly_and_a_resumed_run_continues_from_its_spend(
-        tmp_path: Path, policy_endpoint) -> None:
+        tmp_path: Path, policy_endpoint, prefect_api: str) -> None:
     prices = {"input_cost_per_token": 1e-6, "output_cost_per_token": 1e-6}
     config = write_config(tmp_path, 40, agent_extra=prices, user_model=False)
     endpoint = policy_endpoint(config)
@@ -129,6 +132,16 @@ def test_budget_cap_stops_cleanly_and_a_resumed_run_continues_from_its_spend(
     assert 0 < len(done_first) < 40
     spent_rows = query(out, "SELECT sum(cost_usd) FROM trajectories")[1][0][0]
     assert spent_rows <= first.spent_usd  # discarded work past the stop is counted too
+    # the stop is recorded: the invocation completed, with what it computed and spent
+    outcome, cost, stopped = query(out, "SELECT outcome, cost_usd, budget_stopped FROM runs")[1][0]
+    assert outcome == "completed" and stopped and 0 < cost <= first.spent_usd
+    # only whole batches are in Prefect's cache: a batch the budget cut short is not the batch
+    # its key names, so a later run must not take it from there
+    store = RunStore(out, first.run_id)
+    committed = {(r.start, r.stop) for r in store.completed()}
+    results = out / ".prefect" / "results"
+    keys = [p.name.split("-") for p in results.iterdir()] if results.exists() else []
+    assert {(int(k[3]), int(k[4])) for k in keys} <= committed
 
     # the same cap again: nothing new starts, the spend is remembered
     again = build(config, out, **{"simulation.gateway.max_cost_usd": 0.05,
@@ -141,9 +154,14 @@ def test_budget_cap_stops_cleanly_and_a_resumed_run_continues_from_its_spend(
     rows = query(out, "SELECT id FROM trajectories")[1]
     assert len(rows) == 40 and set(done_first) <= set(rows)
     assert final.spent_usd > first.spent_usd
+    assert query(out, "SELECT budget_stopped FROM runs ORDER BY started_at")[1] == [
+        (True,), (True,), (False,)]
 
 
+@pytest.mark.slow
 def test_no_secret_reaches_files_logs_or_the_summary(tmp_path: Path, policy_endpoint) -> None:
+    """Through ``trajforge build`` with no Prefect server configured, so the temporary server's
+    database (under OUT/.prefect, flow parameters and logs included) is among the files searched."""
     config = write_config(tmp_path, 12)
     endpoint = policy_endpoint(config)
     tree = yaml.safe_load(write_config(tmp_path, 12, endpoint.url).read_text())
@@ -179,3 +197,26 @@ def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path) -> None:
     assert "unknown (no price)" in text  # the local model cannot be priced
     assert "Estimated total: unknown" in text
     assert not out.exists()
+
+
+@pytest.mark.slow
+def test_llm_build_on_the_process_runner_matches_the_thread_runner(
+        tmp_path: Path, policy_endpoint, prefect_api: str) -> None:
+    """A model-backed build through the flow on two worker processes (each its own context,
+    gateway and share of the budget) gives what the thread runner gives: the oracle endpoint
+    answers deterministically, so the trajectory ids and verdicts match exactly."""
+    config = write_config(tmp_path, 20, agents=["llm", "faulty"], user_model=False)
+    endpoint = policy_endpoint(config)
+    config = write_config(tmp_path, 20, endpoint.url, agents=["llm", "faulty"], user_model=False)
+    common = {"store.shard_size": 5, "store.workers": 2, "simulation.concurrency": 8,
+              "simulation.gateway.max_cost_usd": 100.0}
+    threads = build(config, tmp_path / "threads", **common)
+    processes = build(config, tmp_path / "processes", **{**common, "orchestration.runner": "processes"})
+    assert (threads.shards_done, processes.shards_done) == (4, 4)
+    assert not (threads.budget_stopped or processes.budget_stopped)
+    rows = ('SELECT v.id, v.trajectory_id, v."check", v.passed, v.reward, t.agent FROM verdicts v '
+            "JOIN trajectories t ON t.id = v.trajectory_id ORDER BY v.id")
+    expected = query(tmp_path / "threads", rows)[1]
+    assert expected == query(tmp_path / "processes", rows)[1]
+    assert {r[5] for r in expected} == {"litellm:openai/oracle", "scripted:faulty"}
+    assert query(tmp_path / "processes", "SELECT runner, outcome FROM runs")[1] == [("processes", "completed")]

@@ -12,7 +12,7 @@ from trajforge.config import load_config
 from trajforge.environments.registry import load_domain
 from trajforge.environments.tasks import TaskRejected
 from trajforge.generators.propose import ProposedTask, parse_proposal
-from trajforge.pipeline import run_build
+from trajforge.flows.build import build
 from trajforge.schemas.config import GenerationConfig
 from trajforge.simulation.llm import quiet_provider_logs
 from trajforge.store import query
@@ -50,11 +50,11 @@ def test_parse_proposal_names_the_exact_problem() -> None:
         parse_proposal(json.dumps(bad), domain)
 
 
-def test_proposer_build_validates_feeds_back_and_records_rounds(tmp_path: Path, policy_endpoint) -> None:
+def test_proposer_build_validates_feeds_back_and_records_rounds(tmp_path: Path, policy_endpoint, prefect_api: str) -> None:
     endpoint = policy_endpoint(config_file(tmp_path, "http://127.0.0.1:9/v1"))
     config = config_file(tmp_path, endpoint.url, committee=3)
     quiet_provider_logs()
-    run_build(load_config(config, {"store.out": str(tmp_path / "out")}))
+    build(load_config(config, {"store.out": str(tmp_path / "out")}), quiet=True)
     out = tmp_path / "out"
     by_round = query(out, "SELECT round, reason, count(*) FROM proposals GROUP BY 1, 2 ORDER BY 1, 2")[1]
     reasons = {(r, why) for r, why, _ in by_round}
@@ -87,7 +87,7 @@ def test_parse_judgement_requires_real_evidence() -> None:
     assert judged["d"][:2] == (False, "the judge gave no answer")
 
 
-def test_judge_verdicts_are_stored_beside_the_checks(tmp_path: Path, policy_endpoint) -> None:
+def test_judge_verdicts_are_stored_beside_the_checks(tmp_path: Path, policy_endpoint, prefect_api: str) -> None:
     tree = {"domain": {"size": 80}, "generation": {"n_blueprints": 12},
             "simulation": {"agents": ["oracle", "faulty"]},
             "verification": {"judge": {"model": "openai/judge", "api_base": "http://127.0.0.1:9/v1"}}}
@@ -97,7 +97,7 @@ def test_judge_verdicts_are_stored_beside_the_checks(tmp_path: Path, policy_endp
     tree["verification"]["judge"]["api_base"] = endpoint.url
     path.write_text(yaml.safe_dump(tree))
     quiet_provider_logs()
-    run_build(load_config(path, {"store.out": str(tmp_path / "out")}))
+    build(load_config(path, {"store.out": str(tmp_path / "out")}), quiet=True)
     out = tmp_path / "out"
     rows = query(out, """
         SELECT t.agent, v."check", v.passed, v.evidence FROM verdicts v
@@ -113,7 +113,7 @@ def test_judge_verdicts_are_stored_beside_the_checks(tmp_path: Path, policy_endp
     assert outcomes[0] == outcomes[1]
 
 
-def test_the_llm_example_config_runs_every_role_against_the_endpoint(tmp_path: Path, policy_endpoint) -> None:
+def test_the_llm_example_config_runs_every_role_against_the_endpoint(tmp_path: Path, policy_endpoint, prefect_api: str) -> None:
     """configs/llm.yaml as documented: proposer + committee, LLM agent and user, judge."""
     example = Path(__file__).resolve().parents[2] / "configs" / "llm.yaml"
     endpoint = policy_endpoint(example, "--n", "10")
@@ -122,8 +122,8 @@ def test_the_llm_example_config_runs_every_role_against_the_endpoint(tmp_path: P
         "simulation.agent_model.api_base", "simulation.user_model.api_base",
         "verification.judge.api_base")}
     quiet_provider_logs()
-    run_build(load_config(example, {**overrides, "generation.n_blueprints": 10,
-                                    "store.out": str(tmp_path / "out")}))
+    build(load_config(example, {**overrides, "generation.n_blueprints": 10,
+                                    "store.out": str(tmp_path / "out")}), quiet=True)
     out = tmp_path / "out"
     passed, episodes = query(out, "SELECT count(*) FILTER (WHERE passed), count(*) FROM outcomes")[1][0]
     assert episodes >= 5 and passed == episodes

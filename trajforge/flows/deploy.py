@@ -10,6 +10,10 @@ calling process (``flow.serve``), with no work pool or worker.
 Every scheduled run builds the same config into the same folder: finished batches are cache
 hits, so a run adds only what is missing; with ``grow`` each run also extends the run by that
 many new blueprints, whose content-addressed ids never collide with the ones already there.
+
+With a train config, the deployment runs ``trajforge-build-train-eval`` instead (flows/stages.py):
+the same build, then the ``sft`` export, SFT on it and the evaluation of the trained model on the
+held-out blueprints, its rows in the catalog's ``evaluations`` view.
 """
 
 from __future__ import annotations
@@ -22,10 +26,11 @@ from trajforge.schemas.config import RunConfig
 
 FLOW_NAME = "trajforge-scheduled-build"
 ENTRYPOINT = "trajforge.flows.build.scheduled_build"
+TRAIN_FLOW_NAME = "trajforge-build-train-eval"
 
 
-def deployment_name(name: str) -> str:
-    return f"{FLOW_NAME}/{name}"
+def deployment_name(name: str, train: bool = False) -> str:
+    return f"{TRAIN_FLOW_NAME if train else FLOW_NAME}/{name}"
 
 
 def check_schedule(cron: str) -> None:
@@ -48,12 +53,27 @@ def api_url() -> str:
     return url
 
 
-def deployment_parameters(config: RunConfig, grow: int) -> dict[str, Any]:
+def deployment_parameters(config: RunConfig, grow: int,
+                          train: dict[str, Any] | None = None) -> dict[str, Any]:
     """The flow's parameters: the whole config (its output folder made absolute, as the worker
-    runs elsewhere) and ``grow``."""
+    runs elsewhere) and ``grow``; with ``train`` (a train config), also that config, its output
+    folder made absolute too."""
     store = config.store.model_copy(update={"out": Path(config.store.out).resolve()})
-    return {"config": config.model_copy(update={"store": store}).model_dump(mode="json"),
-            "grow": grow}
+    parameters: dict[str, Any] = {
+        "config": config.model_copy(update={"store": store}).model_dump(mode="json"), "grow": grow}
+    if train is not None:
+        parameters["train"] = {**train, "output_dir": str(Path(train["output_dir"]).resolve())}
+    return parameters
+
+
+def _flow(train: dict[str, Any] | None) -> Any:
+    if train is None:
+        from trajforge.flows.build import scheduled_build
+
+        return scheduled_build
+    from trajforge.flows.stages import build_train_eval
+
+    return build_train_eval
 
 
 def _ensure_process_pool(pool: str) -> None:
@@ -68,19 +88,19 @@ def _ensure_process_pool(pool: str) -> None:
             client.create_work_pool(WorkPoolCreate(name=pool, type="process"))
 
 
-def register(config: RunConfig, cron: str, name: str, pool: str, grow: int = 0) -> str:
-    """Create (or update) the scheduled deployment; returns its id."""
+def register(config: RunConfig, cron: str, name: str, pool: str, grow: int = 0,
+             train: dict[str, Any] | None = None) -> str:
+    """Create (or update) the scheduled deployment (of the build, or with ``train`` of build ->
+    train -> evaluate); returns its id."""
     import httpx
     from prefect import deploy
     from prefect.deployments.runner import EntrypointType
 
-    from trajforge.flows.build import scheduled_build
-
     url = api_url()
     try:
         _ensure_process_pool(pool)
-        deployment = scheduled_build.to_deployment(
-            name=name, cron=cron, parameters=deployment_parameters(config, grow),
+        deployment = _flow(train).to_deployment(
+            name=name, cron=cron, parameters=deployment_parameters(config, grow, train),
             entrypoint_type=EntrypointType.MODULE_PATH, tags=["trajforge"],
             description=f"trajforge build of run {config.run_id()} into {Path(config.store.out).resolve()}")
         ids = deploy(deployment, work_pool_name=pool, build=False, push=False,
@@ -90,12 +110,11 @@ def register(config: RunConfig, cron: str, name: str, pool: str, grow: int = 0) 
     return str(ids[0])
 
 
-def serve_deployment(config: RunConfig, cron: str, name: str, grow: int = 0) -> None:
+def serve_deployment(config: RunConfig, cron: str, name: str, grow: int = 0,
+                     train: dict[str, Any] | None = None) -> None:
     """Register the deployment and run its scheduled builds from this process (blocks)."""
     from prefect.deployments.runner import EntrypointType
 
-    from trajforge.flows.build import scheduled_build
-
     api_url()
-    scheduled_build.serve(name=name, cron=cron, parameters=deployment_parameters(config, grow),
-                          tags=["trajforge"], entrypoint_type=EntrypointType.MODULE_PATH)
+    _flow(train).serve(name=name, cron=cron, parameters=deployment_parameters(config, grow, train),
+                       tags=["trajforge"], entrypoint_type=EntrypointType.MODULE_PATH)

@@ -33,7 +33,7 @@ from trajforge.schemas.base import Record
 from trajforge.schemas.blueprint import BlueprintRejection, ProposalRecord, TaskBlueprint
 from trajforge.schemas.config import GenerationConfig, ModelConfig, ProposerConfig
 from trajforge.schemas.ids import content_id
-from trajforge.simulation.llm import EpisodeLedger, Gateway, LLMFailure
+from trajforge.simulation.llm import EpisodeLedger, Gateway, LLMFailure, ledgers_cost
 from trajforge.simulation.llm_agent import episode_tag
 
 GENERATOR = "llm_proposer"
@@ -267,9 +267,7 @@ async def propose_blueprints(gateway: Gateway, generation: GenerationConfig, dom
                                            index, run_id, ledger)
 
     results = await asyncio.gather(*(one(i) for i in range(start, stop)))
-    costs = [ledger.cost_usd() for ledger in ledgers]
-    cost = None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
-    return [r[0] for r in results], [p for r in results for p in r[1]], cost
+    return [r[0] for r in results], [p for r in results for p in r[1]], ledgers_cost(ledgers)
 
 
 # --- the scripted proposer and reviewer (for serve-policy) --------------------------------------

@@ -50,6 +50,8 @@ class RunRecord(Record):
     cost_usd: float = Field(default=0.0, description="spend of the episodes computed, where priced")
     episodes_unpriced: int = Field(default=0, description="episodes whose cost is unknown")
     seconds: float = 0.0
+    budget_stopped: bool = Field(default=False, description="the run's budget ran out: the "
+                                 "invocation ended with what it had, batches left to a resume")
 
 
 _TIMESTAMP = pa.timestamp("us", tz="UTC")
@@ -64,7 +66,7 @@ RUN_RECORD_SCHEMA = pa.schema([
     ("blueprints_generated", pa.int64()), ("blueprints_valid", pa.int64()),
     ("blueprints_rejected", pa.int64()), ("episodes", pa.int64()), ("episodes_passed", pa.int64()),
     ("episodes_skipped", pa.int64()), ("cost_usd", pa.float64()), ("episodes_unpriced", pa.int64()),
-    ("seconds", pa.float64()),
+    ("seconds", pa.float64()), ("budget_stopped", pa.bool_()),
 ])
 
 

@@ -24,6 +24,7 @@ import asyncio
 import math
 import os
 import random
+import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -114,31 +115,40 @@ class EpisodeLedger:
 
 
 class Budget:
-    """The run's spend, shared by every episode of a process (and, through ``shared``, by the
-    worker processes of a build). Prices that are unknown are counted, not guessed."""
+    """The run's spend, shared by every episode of a process (its threads included). Prices that
+    are unknown are counted, not guessed. Processes other than this one report their spend
+    through the run's spend file (``RunStore.record_spend``); ``at_least`` takes it in."""
 
-    def __init__(self, cap_usd: float | None, spent_usd: float = 0.0, shared: Any = None) -> None:
+    def __init__(self, cap_usd: float | None, spent_usd: float = 0.0) -> None:
         self.cap_usd = cap_usd
         self._spent = spent_usd
-        self._shared = shared  # a multiprocessing.Value('d') or None
+        self._lock = threading.Lock()
         self.unpriced_calls = 0
 
     @property
     def spent_usd(self) -> float:
-        return float(self._shared.value) if self._shared is not None else self._spent
+        return self._spent
 
     def add(self, cost: float | None) -> None:
-        if cost is None:
-            self.unpriced_calls += 1
-            return
-        if self._shared is not None:
-            with self._shared.get_lock():
-                self._shared.value += cost
-        else:
-            self._spent += cost
+        with self._lock:
+            if cost is None:
+                self.unpriced_calls += 1
+            else:
+                self._spent += cost
+
+    def at_least(self, spent_usd: float) -> None:
+        """Raise the spend to what the run is known to have spent elsewhere."""
+        with self._lock:
+            self._spent = max(self._spent, spent_usd)
 
     def exhausted(self) -> bool:
         return self.cap_usd is not None and self.spent_usd >= self.cap_usd
+
+
+def ledgers_cost(ledgers: Sequence[EpisodeLedger]) -> float | None:
+    """What a group of ledgers cost together; ``None`` when any of them could not be priced."""
+    costs = [ledger.cost_usd() for ledger in ledgers]
+    return None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
 
 
 # --- rate limiting ------------------------------------------------------------------------------

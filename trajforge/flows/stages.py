@@ -1,0 +1,176 @@
+"""Flows for the stages after the build: export, publish, train, evaluate, and their composition.
+
+Orchestration only: each flow validates its parameters and calls the stage's own functions
+(``store.export_writer`` / ``store.card``, ``store.publish``, ``sft.train``, ``sft.evaluate``), the
+same ones the CLI commands call. Parameters are plain JSON values, so each flow can be a
+deployment's entry point. ``build_train_eval`` chains them as subflows: the scheduled build
+(``scheduled_build``, on the task runner its config names), the ``sft`` export of the dataset,
+SFT on it, and the evaluation of the trained model on the dataset's held-out ``test`` blueprints,
+whose episodes land in the catalog's ``evaluations`` view. ``trajforge deploy --train-config``
+registers it on a schedule (flows/deploy.py).
+
+Training and evaluation need the ``train`` extra (torch, transformers, TRL); it is imported only
+when those flows run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, get_run_logger
+
+from trajforge.errors import ConfigError
+
+DEFAULT_EVAL: dict[str, Any] = {"split": "test", "limit": None, "trials": 1, "max_turns": 20,
+                                "max_steps_per_turn": 12, "max_new_tokens": 256,
+                                "temperature": 0.0, "batch_size": 8, "seed": 0}
+
+
+def _split_config(splits: list[float] | None, salt: str) -> Any:
+    from pydantic import ValidationError
+
+    from trajforge.store.splits import SplitConfig
+
+    values: dict[str, Any] = {"salt": salt}
+    if splits:
+        if len(splits) != 3:
+            raise ConfigError("splits", f"expected three ratios (train, validation, test), got {splits}")
+        values.update(zip(("train", "validation", "test"), splits))
+    try:
+        return SplitConfig(**values)
+    except ValidationError as exc:
+        raise ConfigError("splits", exc.errors()[0]["msg"]) from None
+
+
+def _formats(formats: list[str] | None) -> list[str]:
+    from trajforge.store.features import EXPORT_FORMATS
+
+    names = list(formats or EXPORT_FORMATS)
+    for name in names:
+        if name not in EXPORT_FORMATS:
+            raise ConfigError("formats", f"'{name}' is not one of {', '.join(EXPORT_FORMATS)}")
+    return names
+
+
+@flow(name="export-dataset", persist_result=False)
+def export_dataset(out: str, to: str | None = None, formats: list[str] | None = None,
+                   splits: list[float] | None = None, salt: str = "",
+                   runs: list[str] | None = None, license_id: str = "apache-2.0",
+                   shard_rows: int = 2000) -> dict[str, Any]:
+    """``trajforge export``: training-ready exports of the catalog at ``out`` and a dataset
+    card, in ``to`` (default ``<out>/export``). Returns the export's rows per format and split."""
+    from trajforge.store.card import write_card
+    from trajforge.store.export_writer import write_export
+
+    target = Path(to) if to else Path(out) / "export"
+    summary = write_export(Path(out), target, _formats(formats), _split_config(splits, salt), runs,
+                           shard_rows=shard_rows)
+    write_card(Path(out), target, summary, license_id=license_id)
+    get_run_logger().info("exported %s to %s", summary.rows, target)
+    return {"to": str(target), "rows": summary.rows, "run_ids": list(summary.run_ids),
+            "contamination": len(summary.contamination)}
+
+
+@flow(name="publish-dataset", persist_result=False)
+def publish_dataset(out: str, repo_id: str, to: str | None = None, private: bool = False,
+                    revision: str | None = None, dry_run: bool = False,
+                    formats: list[str] | None = None, splits: list[float] | None = None,
+                    salt: str = "", runs: list[str] | None = None,
+                    license_id: str = "apache-2.0") -> dict[str, Any]:
+    """``trajforge publish``: stage the exports and card (checked for leaks), then upload them
+    to the Hub unless ``dry_run`` (the token comes from HF_TOKEN or ``hf auth login``, never
+    from a parameter)."""
+    from trajforge.store.publish import check_repo_id, default_staging, folder_files, publish, stage
+
+    check_repo_id(repo_id)
+    folder = Path(to) if to else default_staging(Path(out), repo_id)
+    stage(Path(out), folder, repo_id=repo_id, formats=_formats(formats),
+          split_config=_split_config(splits, salt), run_ids=runs, license_id=license_id)
+    files = folder_files(folder)
+    urls = [] if dry_run else publish(folder, repo_id, private=private, revision=revision)
+    return {"folder": str(folder), "files": len(files), "commits": urls}
+
+
+@flow(name="train-sft", persist_result=False)
+def train_sft(config: dict[str, Any], resume: bool = False) -> dict[str, Any]:
+    """``trajforge train sft``: ``config`` holds the fields of a train config (configs/sft-tiny.yaml:
+    model, data, output_dir, sft.* as trl.SFTConfig fields, ...). Returns the training summary."""
+    from pydantic import ValidationError
+
+    from trajforge.sft.train import TrainConfig
+    from trajforge.sft.train import train_sft as run_training
+
+    try:
+        train_config = TrainConfig.model_validate(config)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise ConfigError(".".join(str(p) for p in error["loc"]) or "config", error["msg"]) from None
+    summary = run_training(train_config, resume=resume)
+    get_run_logger().info("trained %s steps into %s", summary["global_step"], summary["output_dir"])
+    return summary
+
+
+@flow(name="evaluate-policy", persist_result=False)
+def evaluate_policy(policy: str, out: str, split: str = "test", salt: str = "",
+                    fresh: int | None = None, fresh_seed: int = 1_000_003, limit: int | None = None,
+                    trials: int = 1, max_turns: int = 20, max_steps_per_turn: int = 12,
+                    max_new_tokens: int = 256, temperature: float = 0.0, batch_size: int = 8,
+                    api_base: str | None = None, seed: int = 0) -> dict[str, Any]:
+    """``trajforge eval``: play ``policy`` (hf:PATH, vllm:PATH or litellm:MODEL) on the held-out
+    blueprints of ``out`` (or ``fresh`` generated ones), verify every episode, save the rows to
+    the catalog's ``evaluations`` view. Returns the per-domain scores (pass@1, pass^k, ...)."""
+    from trajforge.sft.evaluate import (
+        EvalSettings,
+        PolicySpec,
+        agent_factory,
+        evaluate,
+        fresh_blueprints,
+        heldout_blueprints,
+        save_evaluation,
+        summary_json,
+    )
+
+    spec = PolicySpec.parse(policy)
+    if fresh is not None:
+        blueprints, source = fresh_blueprints(fresh, fresh_seed), f"fresh:{fresh_seed}"
+    else:
+        blueprints = heldout_blueprints(Path(out), split, salt, limit=limit)
+        source = f"{split}:{out}"
+    if spec.kind == "litellm":
+        from trajforge.simulation.llm import quiet_provider_logs
+
+        quiet_provider_logs()
+    make_agent = agent_factory(spec, max_new_tokens=max_new_tokens, temperature=temperature,
+                               seed=seed, api_base=api_base, batch_size=batch_size)
+    settings = EvalSettings(trials=trials, max_turns=max_turns,
+                            max_steps_per_turn=max_steps_per_turn, concurrency=batch_size)
+    result = evaluate(blueprints, make_agent, f"{spec.kind}:{spec.target}", settings, source)
+    path = save_evaluation(Path(out), result)
+    get_run_logger().info("evaluated %s: %d episodes in %s", result.policy, len(result.rows), path)
+    return {**summary_json(result), "episodes": len(result.rows), "path": str(path)}
+
+
+@flow(name="trajforge-build-train-eval", persist_result=False)
+def build_train_eval(config: dict[str, Any], train: dict[str, Any],
+                     evaluation: dict[str, Any] | None = None, grow: int = 0,
+                     export_to: str | None = None) -> dict[str, Any]:
+    """Build (or extend) the dataset, export its ``sft`` format, fine-tune on it, and evaluate
+    the trained model on the dataset's held-out blueprints.
+
+    ``config`` is the run config (as for ``scheduled_build``), ``train`` a train config whose
+    ``data`` defaults to this export, ``evaluation`` options of ``evaluate_policy`` (split,
+    limit, trials, max_turns, ...; the policy is the trained model, ``hf:<output_dir>``)."""
+    from trajforge.flows.build import scheduled_build
+    from trajforge.schemas.config import RunConfig
+
+    out = Path(RunConfig.model_validate(config).store.out)
+    options = {**DEFAULT_EVAL, **(evaluation or {})}
+    unknown = sorted(set(options) - set(DEFAULT_EVAL) - {"salt"})
+    if unknown:  # before anything runs
+        raise ConfigError("evaluation", f"unknown option(s) {', '.join(unknown)}")
+    built = scheduled_build(config=config, grow=grow)
+    export = export_dataset(out=str(out), to=export_to or str(out / "export"), formats=["sft"])
+    trained = train_sft(config={**train, "data": train.get("data") or export["to"]})
+    scores = evaluate_policy(policy=f"hf:{trained['output_dir']}", out=str(out), **options)
+    return {"build": built, "export": export, "train": trained, "evaluation": scores}
