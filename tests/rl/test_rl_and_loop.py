@@ -172,3 +172,22 @@ def test_loop_config_errors_are_one_line(tmp_path):
     assert result.exit_code == 2 and "pool.capasity" in result.output
     result = runner.invoke(app, ["train", "rl", "--model", "m", "--set", "grpo.num_generashuns=2"])
     assert result.exit_code == 2 and "grpo" in result.output
+
+
+def test_loop_and_rl_as_prefect_flows(policy, tmp_path, prefect_api):
+    from trajforge.flows.stages import resynthesis_loop, train_rl
+
+    data, model_dir = policy
+    common = {"model": str(model_dir), "tasks": str(data), "rollout": SMALL_ROLLOUT, "grpo": SMALL_GRPO}
+    summary = train_rl(config={**common, "output_dir": str(tmp_path / "rl"), "max_tasks": 2})
+    assert summary["global_step"] == 1 and summary["episodes"] == 4
+    assert (tmp_path / "rl" / "rollouts.jsonl").read_text().count("\n") == 4
+    result = resynthesis_loop(config={**common, "output_dir": str(tmp_path / "loop"), "iterations": 1,
+                                      "seed_tasks": 2, "pool": {"capacity": 2},
+                                      "heldout": {"limit": 1, "max_turns": 2, "max_new_tokens": 8}})
+    [row] = result["iterations"]
+    assert row["iteration"] == 1 and row["trajectories"] == 4
+    _, rows = query(data, f"SELECT count(*) FROM loop_iterations WHERE run_id = '{result['run_id']}'")
+    assert rows == [(1,)]
+    with pytest.raises(Exception, match="pool.capasity"):
+        resynthesis_loop(config={**common, "pool": {"capasity": 2}})

@@ -1,4 +1,5 @@
-"""Flows for the stages after the build: export, publish, train, evaluate, and their composition.
+"""Flows for the stages after the build: export, publish, train (SFT, RL), evaluate, the
+resynthesis loop, and their composition.
 
 Orchestration only: each flow validates its parameters and calls the stage's own functions
 (``store.export_writer`` / ``store.card``, ``store.publish``, ``sft.train``, ``sft.evaluate``), the
@@ -96,17 +97,10 @@ def publish_dataset(out: str, repo_id: str, to: str | None = None, private: bool
 def train_sft(config: dict[str, Any], resume: bool = False) -> dict[str, Any]:
     """``trajforge train sft``: ``config`` holds the fields of a train config (configs/sft-tiny.yaml:
     model, data, output_dir, sft.* as trl.SFTConfig fields, ...). Returns the training summary."""
-    from pydantic import ValidationError
-
     from trajforge.sft.train import TrainConfig
     from trajforge.sft.train import train_sft as run_training
 
-    try:
-        train_config = TrainConfig.model_validate(config)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        raise ConfigError(".".join(str(p) for p in error["loc"]) or "config", error["msg"]) from None
-    summary = run_training(train_config, resume=resume)
+    summary = run_training(_validated(TrainConfig, config), resume=resume)
     get_run_logger().info("trained %s steps into %s", summary["global_step"], summary["output_dir"])
     return summary
 
@@ -149,6 +143,42 @@ def evaluate_policy(policy: str, out: str, split: str = "test", salt: str = "",
     path = save_evaluation(Path(out), result)
     get_run_logger().info("evaluated %s: %d episodes in %s", result.policy, len(result.rows), path)
     return {**summary_json(result), "episodes": len(result.rows), "path": str(path)}
+
+
+def _validated(model: Any, config: dict[str, Any]) -> Any:
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(config)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise ConfigError(".".join(str(p) for p in error["loc"]) or "config", error["msg"]) from None
+
+
+@flow(name="train-rl", persist_result=False)
+def train_rl(config: dict[str, Any]) -> dict[str, Any]:
+    """``trajforge train rl``: ``config`` holds the fields of an RL config (configs/rl-tiny.yaml:
+    model, tasks, output_dir, rollout, reward, grpo.* as trl.GRPOConfig fields). Returns the summary."""
+    from trajforge.rl.train import RLConfig
+    from trajforge.rl.train import train_rl as run_rl
+
+    summary = run_rl(_validated(RLConfig, config))
+    get_run_logger().info("GRPO: %s steps, %s episodes, mean reward %s", summary["global_step"],
+                          summary["episodes"], summary["mean_reward"])
+    return summary
+
+
+@flow(name="resynthesis-loop", persist_result=False)
+def resynthesis_loop(config: dict[str, Any]) -> dict[str, Any]:
+    """``trajforge loop``: ``config`` holds the fields of a loop config (configs/loop-tiny.yaml).
+    Each iteration's row lands in the catalog's ``loop_iterations`` view; returns them."""
+    from trajforge.loop.run import LoopConfig, run_loop
+
+    logger = get_run_logger()
+    result = run_loop(_validated(LoopConfig, config), progress=logger.info)
+    return {"run_id": result.run_id, "initial_heldout_pass_at_1": result.initial_pass_at_1,
+            "iterations": [r.model_dump(mode="json") for r in result.iterations],
+            "plot": str(result.plot) if result.plot else None}
 
 
 @flow(name="trajforge-build-train-eval", persist_result=False)
