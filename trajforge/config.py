@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from trajforge.environments.registry import load_domain_class
 from trajforge.errors import ConfigError
@@ -18,7 +18,9 @@ def _set(tree: dict[str, Any], dotted: str, value: Any) -> None:
     node = tree
     parts = dotted.split(".")
     for part in parts[:-1]:
-        child = node.setdefault(part, {})
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
         if not isinstance(child, dict):
             raise ConfigError(dotted, f"'{part}' is not a section")
         node = child
@@ -36,11 +38,16 @@ def parse_override(text: str) -> tuple[str, Any]:
         return key.strip(), raw
 
 
-def load_config(path: Path | None = None, overrides: dict[str, Any] | None = None) -> RunConfig:
+M = TypeVar("M", bound=BaseModel)
+
+
+def load_yaml_config(model: type[M], path: Path | None = None, overrides: dict[str, Any] | None = None) -> M:
+    """A config of type ``model`` from a YAML file plus dotted ``--set`` overrides; every error is
+    a ``ConfigError`` naming the field (or the file)."""
     tree: dict[str, Any] = {}
     if path is not None:
         try:
-            loaded = yaml.safe_load(path.read_text())
+            loaded = yaml.safe_load(Path(path).read_text())
         except FileNotFoundError:
             raise ConfigError("--config", f"{path} does not exist") from None
         except yaml.YAMLError as exc:
@@ -54,12 +61,16 @@ def load_config(path: Path | None = None, overrides: dict[str, Any] | None = Non
         if value is not None:
             _set(tree, key, value)
     try:
-        config = RunConfig.model_validate(tree)
+        return model.model_validate(tree)
     except ValidationError as exc:
         error = exc.errors()[0]
         field = ".".join(str(p) for p in error["loc"]) or "config"
         hint = " (remove it or check its spelling)" if error["type"] == "extra_forbidden" else ""
         raise ConfigError(field, f"{error['msg']}{hint}") from None
+
+
+def load_config(path: Path | None = None, overrides: dict[str, Any] | None = None) -> RunConfig:
+    config = load_yaml_config(RunConfig, path, overrides)
     load_domain_class(config.domain.name)
     check_diversity(config)
     check_writable(config.store.out)

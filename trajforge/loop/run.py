@@ -33,8 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from trajforge.errors import ConfigError
 from trajforge.loop.pool import PoolConfig, RolloutOutcome, TaskPool, iteration_record
@@ -43,7 +42,6 @@ from trajforge.rl.train import RLConfig, RolloutConfig
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.ids import content_id
 from trajforge.schemas.loop import LoopIteration
-from trajforge.sft.train import _set
 
 
 class HeldoutConfig(BaseModel):
@@ -84,25 +82,9 @@ class LoopConfig(BaseModel):
 
 
 def load_loop_config(path: Path | None, overrides: dict[str, Any] | None = None) -> LoopConfig:
-    tree: dict[str, Any] = {}
-    if path is not None:
-        try:
-            loaded = yaml.safe_load(Path(path).read_text())
-        except FileNotFoundError:
-            raise ConfigError("--config", f"{path} does not exist") from None
-        except yaml.YAMLError:
-            raise ConfigError("--config", f"{path} is not valid YAML") from None
-        if loaded is not None and not isinstance(loaded, dict):
-            raise ConfigError("--config", f"{path} must hold a mapping")
-        tree = loaded or {}
-    for key, value in (overrides or {}).items():
-        _set(tree, key, value)
-    try:
-        return LoopConfig.model_validate(tree)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(p) for p in error["loc"]) or "config"
-        raise ConfigError(where, error["msg"]) from None
+    from trajforge.config import load_yaml_config
+
+    return load_yaml_config(LoopConfig, path, overrides)
 
 
 @dataclass

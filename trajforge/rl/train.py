@@ -33,14 +33,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from trajforge.errors import ConfigError
 from trajforge.rl.reward import RewardConfig
 from trajforge.rl.rollout import Rollout, RolloutPlayer, RolloutSettings, rollout_seed
 from trajforge.schemas.blueprint import TaskBlueprint
-from trajforge.sft.train import _NUMBER, _set
+from trajforge.sft.train import _NUMBER
 
 DEFAULT_GRPO: dict[str, Any] = {
     "num_generations": 4,
@@ -92,25 +91,9 @@ class RLConfig(BaseModel):
 
 
 def load_rl_config(path: Path | None, overrides: dict[str, Any] | None = None) -> RLConfig:
-    tree: dict[str, Any] = {}
-    if path is not None:
-        try:
-            loaded = yaml.safe_load(Path(path).read_text())
-        except FileNotFoundError:
-            raise ConfigError("--config", f"{path} does not exist") from None
-        except yaml.YAMLError:
-            raise ConfigError("--config", f"{path} is not valid YAML") from None
-        if loaded is not None and not isinstance(loaded, dict):
-            raise ConfigError("--config", f"{path} must hold a mapping")
-        tree = loaded or {}
-    for key, value in (overrides or {}).items():
-        _set(tree, key, value)
-    try:
-        return RLConfig.model_validate(tree)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(p) for p in error["loc"]) or "config"
-        raise ConfigError(where, error["msg"]) from None
+    from trajforge.config import load_yaml_config
+
+    return load_yaml_config(RLConfig, path, overrides)
 
 
 def grpo_config(values: dict[str, Any], output_dir: str) -> Any:

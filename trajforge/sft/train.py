@@ -31,8 +31,7 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from trajforge.errors import ConfigError
 from trajforge.sft.tiny import TinyModelConfig
@@ -71,40 +70,11 @@ class TrainConfig(BaseModel):
         "faster than 2: torch's OpenMP workers spin-wait on each other when another process holds a core"))
 
 
-def _set(tree: dict[str, Any], dotted: str, value: Any) -> None:
-    node = tree
-    parts = dotted.split(".")
-    for part in parts[:-1]:
-        child = node.get(part)
-        if child is None:
-            child = node[part] = {}
-        if not isinstance(child, dict):
-            raise ConfigError(dotted, f"'{part}' is not a section")
-        node = child
-    node[parts[-1]] = value
-
-
 def load_train_config(path: Path | None, overrides: dict[str, Any] | None = None) -> TrainConfig:
     """A ``TrainConfig`` from YAML plus dotted overrides; errors name the field."""
-    tree: dict[str, Any] = {}
-    if path is not None:
-        try:
-            loaded = yaml.safe_load(Path(path).read_text())
-        except FileNotFoundError:
-            raise ConfigError("--config", f"{path} does not exist") from None
-        except yaml.YAMLError:
-            raise ConfigError("--config", f"{path} is not valid YAML") from None
-        if loaded is not None and not isinstance(loaded, dict):
-            raise ConfigError("--config", f"{path} must hold a mapping")
-        tree = loaded or {}
-    for key, value in (overrides or {}).items():
-        _set(tree, key, value)
-    try:
-        return TrainConfig.model_validate(tree)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(p) for p in error["loc"]) or "config"
-        raise ConfigError(where, error["msg"]) from None
+    from trajforge.config import load_yaml_config
+
+    return load_yaml_config(TrainConfig, path, overrides)
 
 
 def sft_config(config: TrainConfig, has_validation: bool) -> Any:
