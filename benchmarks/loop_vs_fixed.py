@@ -31,7 +31,7 @@ def arm(args: argparse.Namespace, fixed: bool) -> dict[str, Any]:
     from trajforge.loop.run import load_loop_config, run_loop
 
     overrides = {"model": str(args.model), "tasks": str(args.data), "iterations": args.iterations,
-                 "fixed": fixed, "seed_tasks": args.seed_tasks, "pool.capacity": args.seed_tasks,
+                 "fixed": fixed, "seed_tasks": args.seed_tasks, "pool.capacity": args.seed_tasks + 8,
                  "output_dir": str(args.work / ("fixed" if fixed else "loop")), "threads": args.threads,
                  "heldout.limit": args.heldout, "grpo.max_steps": args.steps}
     for item in args.overrides:
