@@ -191,3 +191,23 @@ def test_loop_and_rl_as_prefect_flows(policy, tmp_path, prefect_api):
     assert rows == [(1,)]
     with pytest.raises(Exception, match="pool.capasity"):
         resynthesis_loop(config={**common, "pool": {"capasity": 2}})
+
+
+@pytest.mark.gpu
+def test_grpo_with_vllm_rollouts(policy, tmp_path):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("vllm")
+    if not torch.cuda.is_available():
+        pytest.skip("no GPU")
+    from trajforge.rl.train import RLConfig, grpo_train
+    from trajforge.sft.evaluate import heldout_blueprints
+    from trajforge.sft.policies import load_hf
+
+    data, model_dir = policy
+    model, tokenizer = load_hf(str(model_dir))
+    config = RLConfig(model=str(model_dir), output_dir=str(tmp_path / "rl"), rollout=SMALL_ROLLOUT,
+                      grpo={**SMALL_GRPO, "use_vllm": True, "vllm_mode": "colocate",
+                            "vllm_gpu_memory_utilization": 0.2})
+    result = grpo_train(model, tokenizer, heldout_blueprints(data, "train", limit=2), config)
+    assert result.steps == 1 and len(result.log.rollouts) == 4
+    assert all(r.policy_tokens > 0 for _, r in result.log.rollouts)

@@ -187,12 +187,15 @@ class RolloutPlayer:
     def __post_init__(self) -> None:
         self._generate = token_generate_batch(self.model, self.tokenizer, self.settings, self.seed)
 
-    def play(self, jobs: Sequence[tuple[TaskBlueprint, int]], run_id: str = "rl") -> list[Rollout]:
-        """Play each (blueprint, seed) once; results in the order of ``jobs``."""
-        return asyncio.run(self._play(jobs, run_id))
+    def play(self, jobs: Sequence[tuple[TaskBlueprint, int]], run_id: str = "rl",
+             generate: TokenBatch | None = None) -> list[Rollout]:
+        """Play each (blueprint, seed) once; results in the order of ``jobs``. ``generate``
+        replaces the model's own ``generate`` (e.g. TRL's colocated vLLM engine)."""
+        return asyncio.run(self._play(jobs, run_id, generate or self._generate))
 
-    async def _play(self, jobs: Sequence[tuple[TaskBlueprint, int]], run_id: str) -> list[Rollout]:
-        generator: BatchedGenerator[list[int], list[int]] = BatchedGenerator(self._generate, self.settings.batch_size)
+    async def _play(self, jobs: Sequence[tuple[TaskBlueprint, int]], run_id: str,
+                    generate: TokenBatch) -> list[Rollout]:
+        generator: BatchedGenerator[list[int], list[int]] = BatchedGenerator(generate, self.settings.batch_size)
         gate = asyncio.Semaphore(self.settings.concurrency)
         limits = EpisodeLimits(self.settings.max_turns, self.settings.max_steps_per_turn)
 

@@ -12,6 +12,10 @@ through ``rollout_func``, returning the episode's token sequence with ``env_mask
 covers the policy's own tokens only (user and tool tokens are context, not actions). The
 reward reaches TRL's reward function as an extra rollout field.
 
+Rollouts use transformers ``generate`` on the policy being trained; with ``grpo.use_vllm: true``
+(and ``vllm_mode: colocate``; a GPU machine with vLLM installed) they use TRL's vLLM engine,
+whose weights TRL syncs to the policy before every rollout, for the same token-level episodes.
+
 A config is YAML (``configs/rl-tiny.yaml``)::
 
     model: runs/sft-tiny          # a local model folder (the SFT output) or a Hub id
@@ -96,12 +100,14 @@ def load_rl_config(path: Path | None, overrides: dict[str, Any] | None = None) -
     return load_yaml_config(RLConfig, path, overrides)
 
 
-def grpo_config(values: dict[str, Any], output_dir: str) -> Any:
+def grpo_config(values: dict[str, Any], output_dir: str, max_new_tokens: int | None = None) -> Any:
     """``trl.GRPOConfig`` from the ``grpo`` section over trajforge's defaults."""
     import torch
     from trl import GRPOConfig
 
     merged = {**DEFAULT_GRPO, **values, "output_dir": output_dir}
+    if merged.get("use_vllm") and max_new_tokens is not None:  # vLLM's turns are as long as ours
+        merged.setdefault("max_completion_length", max_new_tokens)
     for key, value in merged.items():
         if isinstance(value, str) and _NUMBER.fullmatch(value):
             merged[key] = float(value)
@@ -141,7 +147,11 @@ def make_rollout_func(player: RolloutPlayer, tasks: dict[str, TaskBlueprint], lo
             k = seen.get(bp.id, 0)
             seen[bp.id] = k + 1
             jobs.append((bp, rollout_seed(bp.id, f"{salt}:{step}", k)))
-        played = player.play(jobs, run_id=run_id)
+        generate = None
+        if getattr(trainer, "use_vllm", False):  # TRL's vLLM engine, its weights synced to the policy's
+            def generate(prompts: list[list[int]]) -> list[list[int]]:
+                return list(trainer.vllm_generation.generate(prompts, None, 1)[1])
+        played = player.play(jobs, run_id=run_id, generate=generate)
         log.rollouts.extend((step, r) for r in played)
         return {"prompt_ids": [r.prompt_ids for r in played],
                 "completion_ids": [r.completion_ids for r in played],
@@ -173,7 +183,7 @@ def grpo_train(model: Any, tokenizer: Any, tasks: Sequence[TaskBlueprint], confi
 
     if not tasks:
         raise ConfigError("tasks", "no tasks to train on")
-    args = grpo_config(config.grpo, config.output_dir)
+    args = grpo_config(config.grpo, config.output_dir, config.rollout.max_new_tokens)
     max_context = int(getattr(model.config, "max_position_embeddings", 4096) or 4096)
     player = RolloutPlayer(model, tokenizer, config.rollout.settings(max_context), config.reward,
                            seed=int(args.seed))
