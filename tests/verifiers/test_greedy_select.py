@@ -196,3 +196,17 @@ def test_exact_ties_go_to_the_lowest_index() -> None:
         pool, rounds = int(rng.integers(1, 6)), int(rng.integers(1, 30))
         sel = greedy_select(X, k, quality=quality, pool=pool, round_rows=rounds)
         assert sel.order.tolist() == naive_greedy(X, k, quality), (seed, pool, rounds)
+
+
+def test_auto_method_is_exact_up_to_the_limit_and_stochastic_above(monkeypatch: pytest.MonkeyPatch) -> None:
+    from trajforge.verifiers.diversity import select as module
+
+    X = clustered(400, 12, 8, seed=11)
+    exact = greedy_select(X, 30).order.tolist()
+    assert module.select(X, 30, method="auto").order.tolist() == exact
+    monkeypatch.setattr(module, "AUTO_EXACT_LIMIT", 400 * 30 - 1)
+    sampled = stochastic_greedy_select(X, 30, rng=np.random.default_rng(3)).order.tolist()
+    assert sampled != exact
+    assert module.select(X, 30, method="auto", rng=np.random.default_rng(3)).order.tolist() == sampled
+    with pytest.raises(ValueError, match="method"):
+        module.select(X, 3, method="fastest")  # type: ignore[arg-type]
