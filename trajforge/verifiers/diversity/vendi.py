@@ -42,8 +42,12 @@ def parse_order(q: float | str) -> Order:
 
 
 def normalize_rows(X: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit L2 norm (cosine kernel). An all-zero row has no direction: error."""
-    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    """Rows scaled to unit L2 norm (cosine kernel), as a new array. An all-zero row has no
+    direction: error. (The squared norms come from one ``einsum`` pass, without the n x d
+    temporary of ``np.linalg.norm``.)"""
+    if not np.issubdtype(X.dtype, np.floating):
+        X = X.astype(np.float64)
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))[:, None]
     if np.any(norms == 0):
         raise ValueError(f"{int((norms == 0).sum())} row(s) are all zero and have no direction")
     return X / norms
