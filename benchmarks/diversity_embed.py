@@ -34,6 +34,7 @@ def main() -> None:
     parser.add_argument("--blueprints", type=int, default=600)
     parser.add_argument("--view", default="user")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--stem", default="diversity_embed")
     args = parser.parse_args()
     os.environ["HF_HUB_OFFLINE"] = "1"
     import numpy as np
@@ -94,7 +95,7 @@ def main() -> None:
                      + ", ".join(f"{t:.2f}" for t in times[name]) + " |")
     lines += ["", f"trajforge / direct throughput: **{ratio:.3f}** (target >= 0.90); "
               f"max |difference| of the vectors: {same:.1e}"]
-    write_results("diversity_embed", payload, "\n".join(lines))
+    write_results(args.stem, payload, "\n".join(lines))
     print("\n".join(lines))
 
 
