@@ -210,3 +210,10 @@ def test_auto_method_is_exact_up_to_the_limit_and_stochastic_above(monkeypatch: 
     assert module.select(X, 30, method="auto", rng=np.random.default_rng(3)).order.tolist() == sampled
     with pytest.raises(ValueError, match="method"):
         module.select(X, 3, method="fastest")  # type: ignore[arg-type]
+
+
+def test_a_pool_that_outgrows_its_buffers_stays_exact() -> None:
+    """The first pick ties everywhere (every a_x is 0), so the whole input joins the pool,
+    past its initial capacity."""
+    X = np.random.default_rng(12).normal(size=(5000, 8))
+    assert greedy_select(X, 40, pool=16).order.tolist() == naive_greedy(X, 40)

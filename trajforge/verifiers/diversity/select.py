@@ -129,10 +129,9 @@ class _Pool:
         end = self.size + len(idx)
         if end > len(self.idx):
             grow = max(end, 2 * len(self.idx))
-            self.rows = np.concatenate([self.rows[:self.size], np.empty((grow - self.size, self.rows.shape[1]), self.rows.dtype)])
-            for name in ("a", "idx", "q"):
+            for name in ("rows", "a", "idx", "q"):
                 old = getattr(self, name)
-                new = np.empty(grow, dtype=old.dtype)
+                new = np.empty((grow, *old.shape[1:]), dtype=old.dtype)
                 new[:self.size] = old[:self.size]
                 setattr(self, name, new)
         self.rows[self.size:end] = rows
