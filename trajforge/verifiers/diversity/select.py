@@ -43,8 +43,8 @@ from trajforge.verifiers.diversity.vendi import CovarianceAccumulator, normalize
 
 Allocation = Literal["proportional", "balanced"]
 Method = Literal["exact", "stochastic", "auto"]
-# rows x picks up to which ``auto`` runs exact greedy: its folds cost n·k·d, ~15 CPU-seconds at
-# 100,000 x 10,000 here (benchmarks/results/diversity_select.md), so about a minute at 4e9
+# rows x picks up to which ``auto`` runs exact greedy: its folds cost n·k·d; 100,000 x 10,000 took
+# 8-11 s (14-17 CPU-seconds) here (benchmarks/results/diversity_select.md): about a minute at 4e9
 AUTO_EXACT_LIMIT = 4 * 10 ** 9
 _BLOCK_ELEMENTS = 1 << 23  # a fold block: rows x picks products, 32 MiB in float32
 
