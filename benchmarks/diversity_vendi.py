@@ -164,7 +164,7 @@ def main() -> None:
     lines = ["# Vendi score benchmarks", "", f"Date: {payload['date']}  ", f"Command: `{payload['command']}`  ",
              f"Load average (1/5/15 min) before: {load_before[0]:.2f}/{load_before[1]:.2f}/{load_before[2]:.2f}, "
              f"after: {load_after[0]:.2f}/{load_after[1]:.2f}/{load_after[2]:.2f} "
-             "(the machine's 2 cores were shared with other work)", "",
+             "(2 cores; a load average above 2 means other work shared them)", "",
              *machine_markdown(payload["machine"]), "",
              f"## Streaming: n x {D} float32, all four orders from one pass (target: 1M in < 5 s, memory by batch)", "",
              "| n | batch rows | batch MiB | wall seconds | CPU seconds | extra memory MiB | Vendi q=0.5 | q=1 | q=2 | q=inf |",

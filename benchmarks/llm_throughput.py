@@ -24,7 +24,6 @@ import asyncio
 import json
 import os
 import random
-import re
 import resource
 import subprocess
 import sys
@@ -35,6 +34,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, command_line, machine_info, machine_markdown, utc_now, write_results  # noqa: E402
+
+from trajforge.simulation.serve_process import PolicyServerProcess  # noqa: E402
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 TRAJFORGE = [sys.executable, "-m", "trajforge.cli"]
@@ -57,32 +58,15 @@ def write_config(folder: Path, episodes: int, concurrency: int, api_base: str) -
     return path
 
 
-class Server:
-    def __init__(self, config: Path, latency_ms: float) -> None:
-        self.proc = subprocess.Popen(
-            [*TRAJFORGE, "serve-policy", "--config", str(config), "--port", "0",
-             "--latency-ms", str(latency_ms)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True)
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        match = re.search(r"http://[\d.]+:(\d+)/v1", line)
-        if not match:
-            self.proc.kill()
-            raise RuntimeError(f"server did not start: {line}{self.proc.stdout.read()}")
-        self.url = f"http://127.0.0.1:{match.group(1)}/v1"
+def start_server(config: Path, latency_ms: float) -> PolicyServerProcess:
+    return PolicyServerProcess(config, "--latency-ms", str(latency_ms))
 
-    def cpu_s(self) -> float:
-        import psutil
 
-        times = psutil.Process(self.proc.pid).cpu_times()
-        return times.user + times.system
+def server_cpu_s(server: PolicyServerProcess) -> float:
+    import psutil
 
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+    times = psutil.Process(server.proc.pid).cpu_times()
+    return times.user + times.system
 
 
 # --- bare phase (runs in its own process) -------------------------------------------------------
@@ -159,14 +143,14 @@ def bare_phase(config_path: Path, url: str, concurrency: int) -> dict[str, Any]:
 # --- orchestration --------------------------------------------------------------------------------
 
 def run_bare(config: Path, latency_ms: float, concurrency: int) -> dict[str, Any]:
-    server = Server(config, latency_ms)
+    server = start_server(config, latency_ms)
     try:
-        cpu0 = server.cpu_s()
+        cpu0 = server_cpu_s(server)
         out = subprocess.run([sys.executable, __file__, "--phase", "bare", "--config", str(config),
                               "--url", server.url, "--concurrency", str(concurrency)],
                              capture_output=True, text=True, check=True)
         result = json.loads(out.stdout.strip().splitlines()[-1])
-        result["server_cpu_s"] = server.cpu_s() - cpu0
+        result["server_cpu_s"] = server_cpu_s(server) - cpu0
     finally:
         server.stop()
     return result
@@ -175,7 +159,7 @@ def run_bare(config: Path, latency_ms: float, concurrency: int) -> dict[str, Any
 def run_build(config: Path, latency_ms: float, workers: int, scratch: Path) -> dict[str, Any]:
     import yaml
 
-    server = Server(config, latency_ms)
+    server = start_server(config, latency_ms)
     tree = yaml.safe_load(config.read_text())
     for role in ("agent_model", "user_model"):
         tree["simulation"][role]["api_base"] = server.url
@@ -183,7 +167,7 @@ def run_build(config: Path, latency_ms: float, workers: int, scratch: Path) -> d
     run_config.write_text(yaml.safe_dump(tree))
     out = scratch / f"out-{workers}"
     try:
-        cpu0 = server.cpu_s()
+        cpu0 = server_cpu_s(server)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         began = time.perf_counter()
         subprocess.run([*TRAJFORGE, "build", "--config", str(run_config), "--out", str(out),
@@ -192,7 +176,7 @@ def run_build(config: Path, latency_ms: float, workers: int, scratch: Path) -> d
                        check=True, capture_output=True, text=True)
         wall = time.perf_counter() - began
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        server_cpu = server.cpu_s() - cpu0
+        server_cpu = server_cpu_s(server) - cpu0
     finally:
         server.stop()
     from trajforge.store import query

@@ -178,6 +178,15 @@ def test_query_json_and_csv(dataset: Dataset) -> None:
     assert str(N) in as_table.stdout
 
 
+def test_query_output_has_no_progress_bar(dataset: Dataset) -> None:
+    """DuckDB draws a progress bar on stdout for queries longer than two seconds unless the
+    connection turns it off; the query output must be the result alone."""
+    result = runner.invoke(app, ["query", "SELECT current_setting('enable_progress_bar') AS bar",
+                                 "--out", str(dataset.out), "--format", "json"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout) == [{"bar": False}]
+
+
 def test_pass_rate_per_fault_kind_is_one_query(dataset: Dataset) -> None:
     """The must-show question, answered by one SQL statement through the CLI: oracle episodes
     (no fault) all pass, and every injected fault is caught."""

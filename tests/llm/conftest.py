@@ -8,11 +8,7 @@ serve-policy`` (the real CLI) in a subprocess for whole builds.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import re
-import subprocess
-import sys
 import threading
 from collections import defaultdict, deque
 from collections.abc import Iterator
@@ -24,6 +20,8 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 pytest.importorskip("litellm")
 from aiohttp import web  # noqa: E402  (a litellm dependency)
+
+from trajforge.simulation.serve_process import PolicyServerProcess  # noqa: E402
 
 
 def ok(content: str | None = "hello", tool_calls: list[dict[str, Any]] | None = None,
@@ -106,39 +104,12 @@ def script_server() -> Iterator[ScriptServer]:
     server.stop()
 
 
-class PolicyEndpoint:
-    def __init__(self, config: Path, *flags: str) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "trajforge.cli", "serve-policy", "--config", str(config),
-             "--port", "0", *flags], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        match = re.search(r"http://[\d.]+:(\d+)/v1", line)
-        if not match:
-            self.proc.kill()
-            raise RuntimeError(f"serve-policy did not start: {line}{self.proc.stdout.read()}")
-        self.url = f"http://127.0.0.1:{match.group(1)}/v1"
-
-    def stats(self) -> dict[str, Any]:
-        import urllib.request
-
-        with urllib.request.urlopen(self.url.removesuffix("/v1") + "/stats", timeout=10) as r:
-            return json.loads(r.read())
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-
-
 @pytest.fixture
 def policy_endpoint() -> Iterator[Any]:
-    started: list[PolicyEndpoint] = []
+    started: list[PolicyServerProcess] = []
 
-    def start(config: Path, *flags: str) -> PolicyEndpoint:
-        endpoint = PolicyEndpoint(config, *flags)
+    def start(config: Path, *flags: str) -> PolicyServerProcess:
+        endpoint = PolicyServerProcess(config, *flags)
         started.append(endpoint)
         return endpoint
 

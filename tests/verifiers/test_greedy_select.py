@@ -151,3 +151,69 @@ def test_stochastic_greedy_is_deterministic_in_its_rng_and_close_to_greedy() -> 
     exact = greedy_select(X, 150)
     assert a.vendi2[-1] >= 0.9 * exact.vendi2[-1]
     assert a.vendi2[-1] == pytest.approx(vendi_score(X[a.order], 2.0), rel=1e-9)
+
+
+def naive_greedy(X: np.ndarray, k: int, quality: np.ndarray | None = None) -> list[int]:
+    """The O(n k d) textbook loop: every step scores every remaining row from its exact
+    ``a_x = Σ_s (x·x_s)²``; ties go to the lowest index."""
+    X = X / np.linalg.norm(X, axis=1, keepdims=True)
+    a = np.zeros(len(X))
+    chosen: list[int] = []
+    frob = qsum = 0.0
+    for m in range(k):
+        v = (m + 1) ** 2 / (frob + 2 * a + 1)
+        if quality is not None:
+            v = (qsum + quality) / (m + 1) * v
+        v[chosen] = -np.inf
+        j = int(np.argmax(v))
+        chosen.append(j)
+        frob += 2 * a[j] + 1
+        qsum += 0.0 if quality is None else float(quality[j])
+        a += (X @ X[j]) ** 2
+    return chosen
+
+
+@pytest.mark.parametrize(("pool", "rounds"), [(1, 1), (7, 13), (64, 500), (1024, None)])
+def test_matches_the_naive_loop_whatever_the_rounds(pool: int, rounds: int | None) -> None:
+    rng = np.random.default_rng(9)
+    data = [clustered(1500, 24, 30, seed=9), rng.normal(size=(1200, 16))]
+    for X in data:
+        for quality in (None, rng.uniform(0.0, 1.0, size=len(X))):
+            sel = greedy_select(X, 250, quality=quality, pool=pool, round_rows=rounds)
+            assert sel.order.tolist() == naive_greedy(X, 250, quality)
+
+
+def test_exact_ties_go_to_the_lowest_index() -> None:
+    """Rows from a few exactly representable unit vectors, so every product and sum is exact
+    and many candidates tie exactly; small pools and rounds put tied rows on both sides of the pool."""
+    for seed in range(60):
+        rng = np.random.default_rng(seed)
+        n = int(rng.integers(10, 60))
+        basis = np.vstack([np.eye(4), np.full(4, 0.5)])  # unit rows, products 0, 1/2 or 1
+        X = basis[rng.integers(0, 5, size=n)]
+        k = int(rng.integers(1, n))
+        quality = (None, rng.choice([0.5, 1.0, 2.0], size=n))[seed % 2]
+        pool, rounds = int(rng.integers(1, 6)), int(rng.integers(1, 30))
+        sel = greedy_select(X, k, quality=quality, pool=pool, round_rows=rounds)
+        assert sel.order.tolist() == naive_greedy(X, k, quality), (seed, pool, rounds)
+
+
+def test_auto_method_is_exact_up_to_the_limit_and_stochastic_above(monkeypatch: pytest.MonkeyPatch) -> None:
+    from trajforge.verifiers.diversity import select as module
+
+    X = clustered(400, 12, 8, seed=11)
+    exact = greedy_select(X, 30).order.tolist()
+    assert module.select(X, 30, method="auto").order.tolist() == exact
+    monkeypatch.setattr(module, "AUTO_EXACT_LIMIT", 400 * 30 - 1)
+    sampled = stochastic_greedy_select(X, 30, rng=np.random.default_rng(3)).order.tolist()
+    assert sampled != exact
+    assert module.select(X, 30, method="auto", rng=np.random.default_rng(3)).order.tolist() == sampled
+    with pytest.raises(ValueError, match="method"):
+        module.select(X, 3, method="fastest")  # type: ignore[arg-type]
+
+
+def test_a_pool_that_outgrows_its_buffers_stays_exact() -> None:
+    """The first pick ties everywhere (every a_x is 0), so the whole input joins the pool,
+    past its initial capacity."""
+    X = np.random.default_rng(12).normal(size=(5000, 8))
+    assert greedy_select(X, 40, pool=16).order.tolist() == naive_greedy(X, 40)

@@ -174,8 +174,9 @@ class DiversityConfig(Record):
     stratify_by: tuple[Stratum, ...] = Field(default=("domain",), description="quotas per "
                                               "stratum; add intent, complexity for coverage")
     allocation: Literal["proportional", "balanced"] = "proportional"
-    method: Literal["exact", "stochastic"] = Field(default="exact", description="exact greedy, "
-                                                   "or stochastic greedy (sampled, faster)")
+    method: Literal["auto", "exact", "stochastic"] = Field(
+        default="auto", description="exact greedy, stochastic greedy (sampled), or auto: exact "
+        "up to 4e9 candidates x picks per stratum, stochastic above")
     candidates: Literal["passed", "all"] = "passed"
     device: str | None = Field(default=None, description="cpu, cuda, ...; None: cuda if present")
     batch_size: int | None = Field(default=None, ge=1, le=65_536)

@@ -190,6 +190,7 @@ def connect(out: Path, read_only: bool = True) -> duckdb.DuckDBPyConnection:
         raise StoreError(f"cannot open catalog {path}: {_first_line(exc)}") from exc
     try:
         _set_search_path(con, Path(out))
+        con.execute("SET enable_progress_bar = false")  # no bar in CLI output on long queries
     except duckdb.Error as exc:
         con.close()
         raise StoreError(f"cannot open catalog {path}: {_first_line(exc)}") from exc

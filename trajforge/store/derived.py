@@ -9,7 +9,6 @@ Unlike shards these are not per blueprint range: they need every trajectory of t
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +17,7 @@ import pyarrow.parquet as pq
 
 from trajforge.errors import StoreError
 from trajforge.schemas.arrow import DIVERSITY_TABLES
-from trajforge.store.shards import fsync_dir, write_parquet_atomic
+from trajforge.store.shards import to_table, write_table_file, write_text_file
 
 if TYPE_CHECKING:
     import numpy as np
@@ -35,16 +34,7 @@ def derived_path(out: Path, table: str, run_id: str, key: str) -> Path:
 def write_derived(out: Path, table: str, run_id: str, key: str,
                   data: pa.Table | list[dict[str, Any]]) -> Path:
     path = derived_path(out, table, run_id, key)
-    schema = DIVERSITY_TABLES[table]
-    try:
-        arrow = data.cast(schema) if isinstance(data, pa.Table) else pa.Table.from_pylist(data, schema=schema)
-    except (pa.ArrowException, TypeError, ValueError, KeyError) as exc:
-        raise StoreError(f"rows for table {table!r} do not fit its schema: {exc}") from exc
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_parquet_atomic(path, arrow)
-    except OSError as exc:
-        raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    write_table_file(path, to_table(data, DIVERSITY_TABLES[table], f"table {table!r}"))
     return path
 
 
@@ -87,17 +77,7 @@ def read_embeddings(path: Path) -> tuple[list[str], np.ndarray]:
 
 
 def write_json_atomic(path: Path, body: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tmp.open("w", encoding="utf-8") as f:
-            f.write(json.dumps(body, sort_keys=True, indent=1, default=str) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-        fsync_dir(path.parent)
-    except OSError as exc:
-        raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    write_text_file(path, json.dumps(body, sort_keys=True, indent=1, default=str) + "\n")
 
 
 def selection_summaries(out: Path) -> list[dict[str, Any]]:

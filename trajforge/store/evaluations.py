@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from trajforge.store.shards import write_parquet_atomic
+from trajforge.store.shards import to_table, write_table_file
 
 EVALUATIONS_DIR = "evaluations"
 
@@ -49,6 +49,5 @@ def evaluation_files(out: Path) -> list[str]:
 
 def write_evaluation(out: Path, eval_id: str, rows: Sequence[dict[str, Any]]) -> Path:
     path = Path(out) / EVALUATIONS_DIR / f"{eval_id}.parquet"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_parquet_atomic(path, pa.Table.from_pylist(list(rows), schema=EVALUATION_SCHEMA))
+    write_table_file(path, to_table(rows, EVALUATION_SCHEMA, "table 'evaluations'"))
     return path

@@ -10,11 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pyarrow as pa
-
-from trajforge.errors import StoreError
 from trajforge.schemas.runs import RUN_RECORD_SCHEMA, RunRecord, run_record_to_row
-from trajforge.store.shards import RUNS_DIR, RunStore, write_parquet_atomic
+from trajforge.store.shards import RUNS_DIR, RunStore, to_table, write_table_file
 
 INVOCATIONS_DIR = "invocations"
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]")
@@ -29,12 +26,7 @@ def write_run_record(out: Path, record: RunRecord) -> Path:
     """Write (or replace) the record of one invocation. Returns its path."""
     RunStore(out, record.run_id)  # validates the run id before it becomes a folder name
     path = Path(out) / run_record_relpath(record)
-    table = pa.Table.from_pylist([run_record_to_row(record)], schema=RUN_RECORD_SCHEMA)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_parquet_atomic(path, table)
-    except OSError as exc:
-        raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    write_table_file(path, to_table([run_record_to_row(record)], RUN_RECORD_SCHEMA, "a run record"))
     return path
 
 

@@ -95,6 +95,36 @@ def write_parquet_atomic(path: Path, table: pa.Table) -> str:
     return file_sha256(path)
 
 
+def to_table(rows: pa.Table | Iterable[dict[str, Any]], schema: pa.Schema, what: str) -> pa.Table:
+    """Rows (dicts) or a ready Arrow table as a table of exactly ``schema``; a ``StoreError``
+    naming ``what`` when they do not fit it."""
+    try:
+        return (rows.cast(schema) if isinstance(rows, pa.Table)
+                else pa.Table.from_pylist(list(rows), schema=schema))
+    except (pa.ArrowException, TypeError, ValueError, KeyError) as exc:
+        raise StoreError(f"rows for {what} do not fit its schema: {exc}") from exc
+
+
+def write_table_file(path: Path, table: pa.Table) -> str:
+    """``write_parquet_atomic`` into a folder made as needed; a ``StoreError`` naming the path
+    when it cannot be written. Returns the file's sha256 hex."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return write_parquet_atomic(path, table)
+    except OSError as exc:
+        raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def write_text_file(path: Path, text: str) -> None:
+    """A small text file written atomically into a folder made as needed; a ``StoreError``
+    naming the path when it cannot be written."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_text_atomic(path, text)
+    except OSError as exc:
+        raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
 def _write_text_atomic(path: Path, text: str) -> None:
     """tmp + fsync + rename + dir fsync, for small JSON files."""
     tmp = _tmp_path(path)
@@ -293,23 +323,12 @@ class RunStore:
         files: dict[str, ShardFile] = {}
         for name, schema in TABLES.items():
             table_rows = rows.get(name, [])
-            try:
-                # workers may hand over ready Arrow tables (cheap to pickle, built in parallel)
-                table = (table_rows.cast(schema) if isinstance(table_rows, pa.Table)
-                         else pa.Table.from_pylist(table_rows, schema=schema))
-            except (pa.ArrowException, TypeError, ValueError, KeyError) as exc:
-                raise StoreError(f"rows for table {name!r} do not fit its schema: {exc}") from exc
+            # workers may hand over ready Arrow tables (cheap to pickle, built in parallel)
+            table = to_table(table_rows, schema, f"table {name!r}")
             relpath = self.shard_relpath(name, start, stop)
-            sha = self._write_file(self.out / relpath, table)
+            sha = write_table_file(self.out / relpath, table)
             files[name] = ShardFile(path=relpath, rows=table.num_rows, sha256=sha)
         return ShardRecord(start=start, stop=stop, files=files)
-
-    def _write_file(self, path: Path, table: pa.Table) -> str:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            return write_parquet_atomic(path, table)
-        except OSError as exc:
-            raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
     def _append_manifest(self, line: str) -> None:
         self._append_line(self.manifest_path, line)
@@ -369,11 +388,7 @@ class RunStore:
             text = json.dumps(body, sort_keys=True, ensure_ascii=False, default=str)
         except (TypeError, ValueError) as exc:
             raise StoreError(f"run info is not JSON-able: {exc}") from exc
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            _write_text_atomic(path, text + "\n")
-        except OSError as exc:
-            raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        write_text_file(path, text + "\n")
 
     def pending_ranges(self, n: int, shard_size: int) -> list[tuple[int, int]]:
         """The ranges of ``[0, n)`` no completed shard covers, cut at multiples of

@@ -8,18 +8,23 @@ gain follows from one scalar, and a step changes each ``a_x`` by one squared dot
 2 is used because it is the order whose rank-one update has this closed form; no step
 recomputes an eigen-decomposition. The other orders are reported for the result.
 
-Why this is fast at n = 100,000: ``a_x`` only grows as ``S`` grows, so a stale ``a_x`` is a
-lower bound: a pool of the most promising candidates is run greedily on its own (small,
-cache-resident matrix-vector products), and each pick is certified against the bound of
-everything outside the pool (exact, not an approximation). The picks of a round are then
-folded into every ``a_x`` with one GEMM (n x d x picks), so the dense per-step update is paid
-at matrix-matrix speed rather than as a memory-bound pass over X per step. (OpenBLAS is ~100x
-slower on the transposed view of a row gather, hence the explicit contiguous copies; and the
-per-step matrix-vector product runs on one BLAS thread: a pool fits in cache, and waking a
-second thread costs more than the product, ~10x more when the CPUs are shared.)
+Why exact greedy is fast at n = 100,000: ``a_x`` only grows as ``S`` grows, so a value
+computed earlier is a lower bound. Work goes in rounds. The rows are ranked by the objective
+their bounds allow, and the best ``pool`` of them are run greedily on their own: one
+cache-resident matrix-vector product per step keeps the pool's ``a_x`` exact, and a pick is
+certified as the global greedy choice while it beats the best any row outside the pool could
+reach. When it does not, the next-ranked rows join the pool (the round's picks folded into
+them), so a round does not end on the first doubt. A round ends after about n rows' worth of
+pool steps or ``fold`` picks; its picks are then folded into every ``a_x`` with row-blocked
+float32 GEMMs. Those folds are the bulk of the work (n·k·d multiply-adds in all, at
+matrix-matrix speed, not a memory-bound pass over X per step); the pool work is small. The
+result is exactly the textbook O(n k d) loop's, ties included (the tests compare them).
+Products run with one BLAS thread per call, spread over Python threads (see ``blas``); OpenBLAS
+is also ~100x slower on the transposed view of a row gather, hence the contiguous copies.
 
-``stochastic_greedy_select`` is the sampled variant for when exact greedy is too slow (rows so
-alike that few picks can be certified per round): a fixed cost per step, near-greedy value.
+``stochastic_greedy_select`` is the sampled variant: a fixed cost per step (4.6·n·d² in all
+against exact's n·k·d, so cheaper once k is above ~1,800), near-greedy value;
+``select(method="auto")`` uses it above ``AUTO_EXACT_LIMIT`` rows x picks.
 
 Quality-weighted variant (the qVS of Nguyen & Dieng, 2024): maximise
 ``mean quality(S) · VS₂(S)``; with all qualities equal it is the plain objective.
@@ -33,13 +38,15 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from threadpoolctl import threadpool_limits
-
-from trajforge.verifiers.diversity.vendi import normalize_rows
+from trajforge.verifiers.diversity.blas import map_blocks, one_blas_thread, usable_cpus
+from trajforge.verifiers.diversity.vendi import CovarianceAccumulator, normalize_rows
 
 Allocation = Literal["proportional", "balanced"]
-Method = Literal["exact", "stochastic"]
-_FOLD = 256
+Method = Literal["exact", "stochastic", "auto"]
+# rows x picks up to which ``auto`` runs exact greedy: its folds cost n·k·d; 100,000 x 10,000 took
+# 8-11 s (14-17 CPU-seconds) here (benchmarks/results/diversity_select.md): about a minute at 4e9
+AUTO_EXACT_LIMIT = 4 * 10 ** 9
+_BLOCK_ELEMENTS = 1 << 23  # a fold block: rows x picks products, 32 MiB in float32
 
 
 @dataclass(frozen=True)
@@ -70,18 +77,8 @@ def _objective(m: int, frob: float, a: np.ndarray, qsum: float, quality: np.ndar
     return (qsum + quality) / (m + 1) * vs
 
 
-def greedy_select(X: np.ndarray, k: int, *, quality: np.ndarray | None = None,
-                  normalize: bool = True, pool: int = 2048) -> Selection:
-    """Choose ``k`` rows of ``X`` greedily maximising VS₂ (or mean quality x VS₂ when
-    ``quality`` is given, values >= 0). Ties go to the lowest index.
-
-    Works in rounds. At the start of a round every ``a_x`` is exact. The ``pool`` candidates
-    with the best bounds are copied out and run greedily among themselves (one small
-    matrix-vector product per step keeps their ``a_x`` exact); a pick is certified as the
-    global greedy choice while its objective beats the best any candidate outside the pool
-    could reach (their ``a_x`` can only have grown). When a pick cannot be certified the round
-    ends: its picks are folded into every ``a_x`` with one GEMM, and a round that certified
-    nothing doubles the pool."""
+def _prepare(X: np.ndarray, k: int, quality: np.ndarray | None, normalize: bool
+             ) -> tuple[np.ndarray, np.ndarray | None]:
     X = np.asarray(X)
     if not np.issubdtype(X.dtype, np.floating):
         X = X.astype(np.float64)
@@ -90,72 +87,159 @@ def greedy_select(X: np.ndarray, k: int, *, quality: np.ndarray | None = None,
         raise ValueError(f"cannot select {k} of {n} rows")
     if normalize:
         X = normalize_rows(X)
-    q = None
-    if quality is not None:
-        q = np.asarray(quality, dtype=np.float64)
-        if q.shape != (n,) or np.any(q < 0) or not np.all(np.isfinite(q)):
-            raise ValueError("quality must be one finite value >= 0 per row")
-    a_all = np.zeros(n, dtype=np.float64)  # exact a_x at the start of each round
+    if quality is None:
+        return X, None
+    q = np.asarray(quality, dtype=np.float64)
+    if q.shape != (n,) or np.any(q < 0) or not np.all(np.isfinite(q)):
+        raise ValueError("quality must be one finite value >= 0 per row")
+    return X, q
+
+
+def _fold(X: np.ndarray, picks: list[int], a: np.ndarray, rows: np.ndarray | None = None,
+          threads: int | None = None) -> None:
+    """``a[i] += Σ_p (x_i·x_p)²`` over ``picks``, for ``rows`` (default all), as row-blocked GEMMs
+    in X's dtype (float32 embeddings use the float32 GEMM), blocks spread over ``threads``
+    (default: the CPUs; see ``blas``)."""
+    if not picks:
+        return
+    P = np.ascontiguousarray(X[picks].T)
+    n = len(a) if rows is None else len(rows)
+
+    def block(lo: int, hi: int) -> None:
+        G = (X[lo:hi] if rows is None else X[rows[lo:hi]]) @ P
+        a[lo:hi] += np.einsum("ij,ij->i", G, G)
+
+    size = min(max(1, _BLOCK_ELEMENTS // len(picks)), -(-n // usable_cpus()))
+    size = max(size, (1 << 18) // len(picks))  # a small fold is not worth a thread
+    map_blocks(block, n, size, threads)
+
+
+class _Pool:
+    """The candidates whose ``a`` is kept exact, in contiguous buffers (rows, ``a``, index,
+    quality); removal swaps the last entry in."""
+
+    def __init__(self, d: int, dtype: np.dtype, capacity: int) -> None:
+        self.rows = np.empty((capacity, d), dtype=dtype)
+        self.a = np.empty(capacity)
+        self.idx = np.empty(capacity, dtype=np.int64)
+        self.q = np.empty(capacity)
+        self.size = 0
+
+    def add(self, rows: np.ndarray, a: np.ndarray, idx: np.ndarray, q: np.ndarray) -> None:
+        end = self.size + len(idx)
+        if end > len(self.idx):
+            grow = max(end, 2 * len(self.idx))
+            for name in ("rows", "a", "idx", "q"):
+                old = getattr(self, name)
+                new = np.empty((grow, *old.shape[1:]), dtype=old.dtype)
+                new[:self.size] = old[:self.size]
+                setattr(self, name, new)
+        self.rows[self.size:end] = rows
+        self.a[self.size:end] = a
+        self.idx[self.size:end] = idx
+        self.q[self.size:end] = q
+        self.size = end
+
+    def remove(self, j: int) -> None:
+        last = self.size - 1
+        if j != last:
+            self.rows[j] = self.rows[last]
+            self.a[j] = self.a[last]
+            self.idx[j] = self.idx[last]
+            self.q[j] = self.q[last]
+        self.size = last
+
+
+def greedy_select(X: np.ndarray, k: int, *, quality: np.ndarray | None = None,
+                  normalize: bool = True, pool: int = 1024, round_rows: int | None = None,
+                  fold: int = 128) -> Selection:
+    """Choose ``k`` rows of ``X`` greedily maximising VS₂ (or mean quality x VS₂ when
+    ``quality`` is given, values >= 0). Ties go to the lowest index.
+
+    At the start of a round every ``a_x`` is exact (it only grows afterwards, so it is a lower
+    bound). The round ranks the live rows by the objective those values allow and moves the best
+    ``pool`` into a pool; one matrix-vector product per step keeps the pool's ``a_x`` exact. The
+    pool's best is the global greedy choice once it beats the best any row outside could reach;
+    until it does, the next-ranked rows join the pool (the round's picks folded into them). A
+    round ends after ``fold`` picks or once its steps have touched ``round_rows`` pool rows
+    (default n); its picks are then folded into every ``a_x``. ``pool``, ``round_rows`` and
+    ``fold`` change the speed, never the result."""
+    X, q = _prepare(X, k, quality, normalize)
+    n, d = X.shape
+    qv = np.ones(n) if q is None else q
+    bound = np.zeros(n, dtype=np.float64)  # a_x: exact at the start of each round
     chosen = np.zeros(n, dtype=bool)
     order: list[int] = []
     gains: list[float] = []
     trace: list[float] = []
-    frob = 0.0
-    qsum = 0.0
-    value = 0.0
-    size = max(1, pool)
+    frob = qsum = value = 0.0
+    pool, round_rows = max(1, pool), max(1, n if round_rows is None else round_rows)
     while len(order) < k:
-        live = np.flatnonzero(~chosen)
-        m0 = len(order)
-        if len(live) <= size:
-            Q, out_a, out_q = live, np.inf, 0.0
-        else:
-            upper = _objective(m0, frob, a_all[live], qsum, None if q is None else q[live])
-            part = np.argpartition(-upper, size)
-            Q = np.sort(live[part[:size]])  # index order, so argmax's first hit is the lowest index
-            outside = live[part[size:]]
-            out_a = float(a_all[outside].min())
-            out_q = 0.0 if q is None else float(q[outside].max())
-        XQ = X[Q]
-        aQ = a_all[Q].copy()
-        qQ = None if q is None else q[Q]
-        alive = np.ones(len(Q), dtype=bool)
+        frob0, qsum0 = frob, qsum
+        rest = np.flatnonzero(~chosen)  # rows outside the pool, with their rank keys
+        rest_key = (qsum0 + qv[rest]) / (frob0 + 1.0 + 2.0 * bound[rest])
+        P = _Pool(d, X.dtype, max(2 * pool, 4096))
         picked: list[int] = []
-        one_thread = threadpool_limits(1, user_api="blas")  # see the module note on threads
-        while len(order) < k:
-            m = len(order)
-            v = _objective(m, frob, aQ, qsum, qQ)
-            v[~alive] = -np.inf
-            j = int(np.argmax(v))
-            best = float(v[j])
-            if np.isfinite(out_a):
-                # the best an outside candidate could do: smallest a, largest quality
-                reach = float(_objective(m, frob, np.array([out_a]), qsum,
-                                         None if q is None else np.array([out_q]))[0])
-                if not best > reach:  # strict: an equal value outside could have a lower index
-                    break
-            pick = int(Q[j])
-            alive[j] = False
-            chosen[pick] = True
-            order.append(pick)
-            picked.append(pick)
-            gains.append(best - value)
-            value = best
-            frob += 2.0 * float(aQ[j]) + 1.0
-            trace.append((m + 1) ** 2 / frob)
-            if q is not None:
-                qsum += float(q[pick])
-            g = XQ @ X[pick]
-            aQ += g.astype(np.float64) ** 2
-        one_thread.restore_original_limits()
-        if picked:
-            for lo in range(0, len(picked), _FOLD):  # n x _FOLD at a time: bounded memory
-                G = X @ np.ascontiguousarray(X[picked[lo:lo + _FOLD]].T)
-                G *= G
-                a_all += G.sum(axis=1, dtype=np.float64)
-        if len(picked) <= size // 16:  # the bound outside the pool is too close: widen it
-            size = min(2 * size, n)
-    final_gain = _objective(k, frob, a_all, qsum, q) - value
+        outside = (-math.inf, math.inf, 0.0)  # best key, least bound, most quality in rest
+
+        def pull(count: int) -> None:
+            nonlocal rest, rest_key, outside
+            if count < len(rest):
+                part = np.argpartition(-rest_key, count)
+                take, rest, rest_key = rest[part[:count]], rest[part[count:]], rest_key[part[count:]]
+                outside = (float(rest_key.max()), float(bound[rest].min()), float(qv[rest].max()))
+            else:
+                take, rest, outside = rest, rest[:0], (-math.inf, math.inf, 0.0)
+            a = bound[take]
+            _fold(X, picked, a, take, threads=1)
+            P.add(X[take], a, take, qv[take])
+
+        def reach(m: int) -> float:
+            """The best objective any row outside the pool could have now."""
+            top, amin, qmax = outside
+            if not len(rest):
+                return -math.inf
+            best = float(_objective(m, frob, amin, qsum, None if q is None else qmax))
+            if q is None:
+                return best
+            # each row there had key <= top at the round's start; since then the numerator
+            # grew by qsum - qsum0 and the denominator by at least frob - frob0
+            lo = frob0 + 1.0 + 2.0 * amin
+            keyed = max(top, (top * lo + qsum - qsum0) / (lo + frob - frob0)) * (m + 1)
+            return min(best, keyed * (1 + 1e-12))  # margin: a bound must not round low
+
+        pull(pool)
+        work = 0
+        with one_blas_thread():  # see the module note on threads
+            while len(order) < k and work < round_rows and len(picked) < fold:
+                m = len(order)
+                while True:
+                    if P.size:
+                        v = _objective(m, frob, P.a[:P.size], qsum, None if q is None else P.q[:P.size])
+                        j = int(np.argmax(v))
+                        best = float(v[j])
+                        if best > reach(m):
+                            break
+                    pull(max(pool, P.size))
+                ties = np.flatnonzero(v == best)
+                if len(ties) > 1:
+                    j = int(ties[np.argmin(P.idx[ties])])
+                pick = int(P.idx[j])
+                frob += 2.0 * float(P.a[j]) + 1.0
+                order.append(pick)
+                picked.append(pick)
+                gains.append(best - value)
+                value = best
+                trace.append((m + 1) ** 2 / frob)
+                if q is not None:
+                    qsum += float(q[pick])
+                chosen[pick] = True
+                P.remove(j)
+                g = P.rows[:P.size] @ X[pick]
+                P.a[:P.size] += g.astype(np.float64) ** 2
+                work += P.size
+        _fold(X, picked, bound)
+    final_gain = _objective(k, frob, bound, qsum, q) - value
     final_gain[order] = gains
     return Selection(order=np.asarray(order, dtype=np.int64), gains=np.asarray(gains),
                      final_gain=final_gain, vendi2=np.asarray(trace))
@@ -170,17 +254,8 @@ def stochastic_greedy_select(X: np.ndarray, k: int, *, quality: np.ndarray | Non
     (``a_x = xᵀ C_S x`` against the maintained d x d ``C_S``, a rank-one update per step) and
     takes the best. O(k · sample · d²) in all, independent of how alike the candidates are;
     with ``sample >= n`` it is exactly ``greedy_select``. ``rng`` defaults to seed 0."""
-    X = np.asarray(X)
-    if not np.issubdtype(X.dtype, np.floating):
-        X = X.astype(np.float64)
+    X, q = _prepare(X, k, quality, normalize)
     n, d = X.shape
-    if not 0 <= k <= n:
-        raise ValueError(f"cannot select {k} of {n} rows")
-    if normalize:
-        X = normalize_rows(X)
-    q = None if quality is None else np.asarray(quality, dtype=np.float64)
-    if q is not None and (q.shape != (n,) or np.any(q < 0) or not np.all(np.isfinite(q))):
-        raise ValueError("quality must be one finite value >= 0 per row")
     rng = rng if rng is not None else np.random.default_rng(0)
     size = sample if sample is not None else max(1, math.ceil(n / max(k, 1) * math.log(1 / epsilon)))
     C = np.zeros((d, d), dtype=np.float64)
@@ -190,42 +265,57 @@ def stochastic_greedy_select(X: np.ndarray, k: int, *, quality: np.ndarray | Non
     gains: list[float] = []
     trace: list[float] = []
     frob = qsum = value = 0.0
-    one_thread = threadpool_limits(1, user_api="blas")  # small products: see the module note
-    for m in range(k):
-        if size >= left:
-            pos = np.arange(left)
-        else:
-            pos = np.unique(rng.integers(0, left, size=size))
-        cand = remaining[pos]
-        rows = X[cand]
-        a = ((rows @ C.astype(X.dtype)) * rows).sum(axis=1, dtype=np.float64)
-        v = _objective(m, frob, a, qsum, None if q is None else q[cand])
-        best = float(v.max())
-        at = np.flatnonzero(v == best)
-        j = at[np.argmin(cand[at])]
-        pick = int(cand[j])
-        order.append(pick)
-        gains.append(best - value)
-        value = best
-        frob += 2.0 * float(a[j]) + 1.0
-        trace.append((m + 1) ** 2 / frob)
-        if q is not None:
-            qsum += float(q[pick])
-        x = X[pick].astype(np.float64)
-        C += np.outer(x, x)
-        left -= 1
-        remaining[pos[j]] = remaining[left]
-        remaining[left] = pick
-    one_thread.restore_original_limits()
+    with one_blas_thread():  # small products: see the module note
+        for m in range(k):
+            if size >= left:
+                pos = np.arange(left)
+            else:
+                pos = np.unique(rng.integers(0, left, size=size))
+            cand = remaining[pos]
+            rows = X[cand]
+            a = ((rows @ C.astype(X.dtype)) * rows).sum(axis=1, dtype=np.float64)
+            v = _objective(m, frob, a, qsum, None if q is None else q[cand])
+            best = float(v.max())
+            at = np.flatnonzero(v == best)
+            j = at[np.argmin(cand[at])]
+            pick = int(cand[j])
+            order.append(pick)
+            gains.append(best - value)
+            value = best
+            frob += 2.0 * float(a[j]) + 1.0
+            trace.append((m + 1) ** 2 / frob)
+            if q is not None:
+                qsum += float(q[pick])
+            x = X[pick].astype(np.float64)
+            C += np.outer(x, x)
+            left -= 1
+            remaining[pos[j]] = remaining[left]
+            remaining[left] = pick
     a_all = np.empty(n, dtype=np.float64)
     Cx = C.astype(X.dtype)
-    for lo in range(0, n, 16_384):
-        B = X[lo:lo + 16_384]
-        a_all[lo:lo + len(B)] = ((B @ Cx) * B).sum(axis=1, dtype=np.float64)
+
+    def block(lo: int, hi: int) -> None:
+        a_all[lo:hi] = np.einsum("ij,ij->i", X[lo:hi] @ Cx, X[lo:hi])
+
+    map_blocks(block, n, 16_384)
     final_gain = _objective(k, frob, a_all, qsum, q) - value
     final_gain[order] = gains
     return Selection(order=np.asarray(order, dtype=np.int64), gains=np.asarray(gains),
                      final_gain=final_gain, vendi2=np.asarray(trace))
+
+
+def select(X: np.ndarray, k: int, *, method: Method = "exact", quality: np.ndarray | None = None,
+           normalize: bool = True, rng: np.random.Generator | None = None) -> Selection:
+    """``greedy_select`` (``exact``), ``stochastic_greedy_select`` (``stochastic``, with ``rng``)
+    or, for ``auto``, exact greedy up to ``AUTO_EXACT_LIMIT`` (rows x picks) and stochastic
+    greedy above it."""
+    if method == "auto":
+        method = "exact" if len(X) * k <= AUTO_EXACT_LIMIT else "stochastic"
+    if method == "exact":
+        return greedy_select(X, k, quality=quality, normalize=normalize)
+    if method == "stochastic":
+        return stochastic_greedy_select(X, k, quality=quality, normalize=normalize, rng=rng)
+    raise ValueError(f"method must be 'exact', 'stochastic' or 'auto', got {method!r}")
 
 
 def vendi2_of_set(X: np.ndarray, normalize: bool = True) -> float:
@@ -243,16 +333,18 @@ def leave_one_out_vendi2(X: np.ndarray, normalize: bool = True, batch_size: int 
     if normalize:
         X = normalize_rows(X)
     n = X.shape[0]
-    C = np.zeros((X.shape[1], X.shape[1]))
+    acc = CovarianceAccumulator(X.shape[1], normalize=False)
     for lo in range(0, n, batch_size):
-        B = X[lo:lo + batch_size]
-        C += B.T @ B
+        acc.add(X[lo:lo + batch_size])
+    C = acc.matrix
     frob = float((C * C).sum())
     Cx = C.astype(X.dtype)
     a = np.empty(n, dtype=np.float64)
-    for lo in range(0, n, batch_size):
-        B = X[lo:lo + batch_size]
-        a[lo:lo + len(B)] = ((B @ Cx) * B).sum(axis=1)
+
+    def block(lo: int, hi: int) -> None:
+        a[lo:hi] = np.einsum("ij,ij->i", X[lo:hi] @ Cx, X[lo:hi])
+
+    map_blocks(block, n, 16_384)
     full = n ** 2 / frob
     if n == 1:
         return full, np.array([full])
@@ -315,9 +407,7 @@ def stratified_select(X: np.ndarray, k: int, strata: Sequence[Hashable], *,
     for s in sorted(groups, key=str):
         idx = np.asarray(groups[s])
         qs = None if quality is None else quality[idx]
-        sel = (greedy_select(X[idx], quota[s], quality=qs, normalize=normalize) if method == "exact"
-               else stochastic_greedy_select(X[idx], quota[s], quality=qs, normalize=normalize,
-                                             rng=rng))
+        sel = select(X[idx], quota[s], method=method, quality=qs, normalize=normalize, rng=rng)
         order.extend(idx[sel.order].tolist())
         gain[idx] = sel.final_gain
     return np.asarray(order, dtype=np.int64), gain, quota

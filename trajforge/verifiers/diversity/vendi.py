@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from trajforge.verifiers.diversity.blas import map_blocks, usable_cpus
+
 Order = float  # any q > 0, ``math.inf`` included
 ORDERS: tuple[Order, ...] = (0.5, 1.0, 2.0, math.inf)
 DEFAULT_BATCH = 65_536
@@ -40,8 +42,12 @@ def parse_order(q: float | str) -> Order:
 
 
 def normalize_rows(X: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit L2 norm (cosine kernel). An all-zero row has no direction: error."""
-    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    """Rows scaled to unit L2 norm (cosine kernel), as a new array. An all-zero row has no
+    direction: error. (The squared norms come from one ``einsum`` pass, without the n x d
+    temporary of ``np.linalg.norm``.)"""
+    if not np.issubdtype(X.dtype, np.floating):
+        X = X.astype(np.float64)
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))[:, None]
     if np.any(norms == 0):
         raise ValueError(f"{int((norms == 0).sum())} row(s) are all zero and have no direction")
     return X / norms
@@ -100,9 +106,10 @@ def kernel_score(K: np.ndarray, q: Order = 1.0, weights: np.ndarray | None = Non
 class CovarianceAccumulator:
     """Streams ``Σ p_i x_i x_iᵀ`` (d x d, float64) over batches of rows.
 
-    Each batch is multiplied in its own dtype (float32 embeddings use the fast float32 GEMM) and
-    added to a float64 total, so precision loss is bounded by one batch. Memory: d² floats plus
-    one batch.
+    Each batch is multiplied in its own dtype (float32 embeddings use the fast float32 product,
+    ``Xᵀ X`` as a symmetric rank-k update) and added to a float64 total, so precision loss is
+    bounded by one batch; a batch is split over the CPUs, one BLAS thread each. Memory: d²
+    floats plus one batch (and its normalised copy).
     """
 
     dim: int
@@ -120,17 +127,20 @@ class CovarianceAccumulator:
             raise ValueError(f"batch has shape {X.shape}, expected (rows, {self.dim})")
         if not np.issubdtype(X.dtype, np.floating):
             X = X.astype(np.float64)
-        if self.normalize:
-            X = normalize_rows(X)
-        if weights is None:
-            self.matrix += X.T @ X
-            self.total_weight += X.shape[0]
-        else:
+        w = None
+        if weights is not None:
             w = np.asarray(weights, dtype=np.float64)
             if w.shape != (X.shape[0],) or np.any(w < 0) or not np.all(np.isfinite(w)):
                 raise ValueError("weights must be finite, non-negative, one per row")
-            self.matrix += X.T @ (X * w.astype(X.dtype)[:, None])
-            self.total_weight += float(w.sum())
+
+        def part(lo: int, hi: int) -> np.ndarray:
+            B = normalize_rows(X[lo:hi]) if self.normalize else X[lo:hi]
+            return B.T @ B if w is None else B.T @ (B * w[lo:hi].astype(B.dtype)[:, None])
+
+        # one block per CPU, one BLAS thread each (see ``blas``)
+        for product in map_blocks(part, len(X), max(4096, -(-len(X) // usable_cpus()))):
+            self.matrix += product
+        self.total_weight += X.shape[0] if w is None else float(w.sum())
         self.count += X.shape[0]
 
     def eigenvalues(self) -> np.ndarray:
