@@ -39,7 +39,7 @@ from trajforge.schemas.loop import (
     loop_task_from_row,
     loop_task_to_row,
 )
-from trajforge.store.shards import RUNS_DIR, RunStore, ShardRecord, write_parquet_atomic
+from trajforge.store.shards import RUNS_DIR, RunStore, ShardRecord, to_table, write_table_file
 
 LOOP_DIR = "loop"
 LOOP_TABLES: dict[str, pa.Schema] = {"iterations": LOOP_ITERATION_SCHEMA, "tasks": LOOP_TASK_SCHEMA}
@@ -57,15 +57,7 @@ def loop_relpath(run_id: str, table: str, iteration: int) -> str:
 def _write(out: Path, run_id: str, table: str, iteration: int, rows: list[dict[str, Any]]) -> Path:
     RunStore(out, run_id)  # validates the run id before it becomes a folder name
     path = Path(out) / loop_relpath(run_id, table, iteration)
-    try:
-        arrow = pa.Table.from_pylist(rows, schema=LOOP_TABLES[table])
-    except (pa.ArrowException, TypeError, ValueError, KeyError) as exc:
-        raise StoreError(f"loop {table} rows of iteration {iteration} do not fit the schema: {exc}") from exc
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_parquet_atomic(path, arrow)
-    except OSError as exc:
-        raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    write_table_file(path, to_table(rows, LOOP_TABLES[table], f"loop {table} of iteration {iteration}"))
     return path
 
 
