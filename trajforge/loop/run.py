@@ -63,6 +63,9 @@ class LoopConfig(BaseModel):
                                                         "and the loop's records go to its catalog")
     split: str = "train"
     seed_tasks: int = Field(16, ge=1, description="seed tasks drawn (seeded) from the split")
+    seed_max_intents: int | None = Field(None, ge=1, description="only seed tasks with at most this many intents")
+    seed_max_writes: int | None = Field(None, ge=0, description="only seed tasks with at most this many writes "
+                                                               "(a curriculum: start within the policy's reach)")
     output_dir: str = Field("runs/loop", min_length=1, description="the final policy and loop.png")
     iterations: int = Field(3, ge=1)
     fixed: bool = Field(False, description="baseline: no retirement, no resynthesis")
@@ -115,9 +118,12 @@ def _heldout_pass(model: Any, tokenizer: Any, blueprints: list[TaskBlueprint], c
 def seed_pool(config: LoopConfig) -> list[TaskBlueprint]:
     from trajforge.sft.evaluate import heldout_blueprints
 
-    found = heldout_blueprints(Path(config.tasks), config.split)
+    found = [bp for bp in heldout_blueprints(Path(config.tasks), config.split)
+             if (config.seed_max_intents is None or bp.structure.n_intents <= config.seed_max_intents)
+             and (config.seed_max_writes is None or bp.structure.write_count <= config.seed_max_writes)]
     if len(found) < config.seed_tasks:
-        raise ConfigError("seed_tasks", f"the '{config.split}' split of {config.tasks} has only {len(found)} blueprints")
+        raise ConfigError("seed_tasks", f"the '{config.split}' split of {config.tasks} has only {len(found)} "
+                                        "blueprints that fit the seed filters")
     return random.Random(config.seed).sample(found, config.seed_tasks)
 
 
