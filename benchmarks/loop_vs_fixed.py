@@ -30,7 +30,10 @@ from _common import RESULTS, command_line, machine_info, machine_markdown, utc_n
 def arm(args: argparse.Namespace, fixed: bool) -> dict[str, Any]:
     from trajforge.loop.run import load_loop_config, run_loop
 
-    overrides = {"model": str(args.model), "tasks": str(args.data), "iterations": args.iterations,
+    name = "fixed" if fixed else "loop"
+    data = args.work / f"{name}-data"  # each arm its own copy: both refresh a catalog
+    shutil.copytree(args.data, data, ignore=shutil.ignore_patterns("catalog.duckdb*", ".prefect"))
+    overrides = {"model": str(args.model), "tasks": str(data), "iterations": args.iterations,
                  "fixed": fixed, "seed_tasks": args.seed_tasks, "pool.capacity": args.seed_tasks + 8,
                  "output_dir": str(args.work / ("fixed" if fixed else "loop")), "threads": args.threads,
                  "heldout.limit": args.heldout, "grpo.max_steps": args.steps}
@@ -75,11 +78,21 @@ def main() -> None:
     parser.add_argument("--heldout", type=int, default=16, help="held-out blueprints played per evaluation")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--set", dest="overrides", action="append", default=[], help="loop config KEY=VALUE")
+    parser.add_argument("--parallel", action="store_true", help="run the two arms at once (use --threads 1)")
     parser.add_argument("--stem", default="loop_vs_fixed")
     args = parser.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
+    args.work.mkdir(parents=True)
     load_before = os.getloadavg()
-    results = {"loop": arm(args, fixed=False), "fixed": arm(args, fixed=True)}
+    if args.parallel:  # one process per arm, one torch thread each: both cores busy, no spin-waiting
+        from concurrent.futures import ProcessPoolExecutor
+        import multiprocessing
+
+        with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = {name: pool.submit(arm, args, name == "fixed") for name in ("loop", "fixed")}
+            results = {name: f.result() for name, f in futures.items()}
+    else:
+        results = {"loop": arm(args, fixed=False), "fixed": arm(args, fixed=True)}
     load_after = os.getloadavg()
     RESULTS.mkdir(parents=True, exist_ok=True)
     plot(results, RESULTS / f"{args.stem}.png")
@@ -101,7 +114,7 @@ def main() -> None:
           f"Command: `{payload['command']}`", "",
           f"Machine load (1/5/15 min) before: {tuple(round(x, 2) for x in load_before)}, "
           f"after: {tuple(round(x, 2) for x in load_after)}.", "", *machine_markdown(payload["machine"]), "",
-          f"Starting policy: `{args.model}` (SFT); tasks and held-out blueprints from `{args.data}` "
+          f"Starting policy: `{args.model}` (SFT); tasks and held-out blueprints from `{args.data}` (a copy per arm) "
           f"({args.seed_tasks} seed tasks from the train split, {args.heldout} held-out from the test split, "
           "greedy decoding for pass@1).", "",
           "| arm | iteration | trajectories | pool (seed/resynth) | boundary | retired sat/hopeless | "
