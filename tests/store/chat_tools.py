@@ -1,9 +1,10 @@
 """A tiny tool-aware tokenizer and model, built locally (no hub downloads) for the TRL tests.
 
-The tokenizer is a byte-level BPE trained on the export's own text with ``tokenizers``; its chat
-template renders ``tools`` and tool calls and wraps every assistant message (content, calls and
-the end-of-turn token) in ``{% generation %}`` markers, which is what TRL's
-``assistant_only_loss`` needs.
+They are ``trajforge.sft.tiny``'s (byte-level BPE trained on the export's own text, a chat
+template whose assistant messages sit in ``{% generation %}`` markers, which TRL's
+``assistant_only_loss`` needs), with one change for these tests: tools render as their full
+JSON schema rather than the tiny model's one-line summary, so a test can check that every
+schema reaches the prompt.
 """
 
 from __future__ import annotations
@@ -12,27 +13,12 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-SPECIAL = ["<|pad|>", "<|system|>", "<|user|>", "<|assistant|>", "<|tool|>", "<|end|>"]
+from trajforge.sft.tiny import CHAT_TEMPLATE as TINY_TEMPLATE
+from trajforge.sft.tiny import TinyModelConfig, build_tiny_model, train_tokenizer
 
-CHAT_TEMPLATE = (
-    "{%- if messages[0].role == 'system' or tools %}<|system|>"
-    "{%- if messages[0].role == 'system' %}{{ messages[0].content }}{% endif %}"
-    "{%- if tools %}\n# Tools\n{%- for tool in tools %}\n{{ tool | tojson }}{%- endfor %}{% endif %}"
-    "<|end|>{%- endif %}"
-    "{%- for message in messages %}"
-    "{%- if message.role == 'assistant' %}<|assistant|>"
-    "{%- generation %}"
-    "{%- if message.content %}{{ message.content }}{% endif %}"
-    "{%- for call in message.tool_calls or [] %}"
-    "<tool_call>{{ {'name': call.function.name, 'arguments': call.function.arguments} | tojson }}</tool_call>"
-    "{%- endfor %}<|end|>"
-    "{%- endgeneration %}"
-    "{%- elif message.role == 'tool' %}<|tool|>{{ message.content }}<|end|>"
-    "{%- elif message.role == 'user' %}<|user|>{{ message.content }}<|end|>"
-    "{%- endif %}"
-    "{%- endfor %}"
-    "{%- if add_generation_prompt %}<|assistant|>{% endif %}"
-)
+_COMPACT_TOOLS = TINY_TEMPLATE[TINY_TEMPLATE.index("{%- if tools %}"):TINY_TEMPLATE.index("<|end|>{%- endif %}")]
+CHAT_TEMPLATE = TINY_TEMPLATE.replace(
+    _COMPACT_TOOLS, "{%- if tools %}\n# Tools\n{%- for tool in tools %}\n{{ tool | tojson }}{%- endfor %}{% endif %}")
 
 
 def assistant_text(message: dict[str, Any]) -> str:
@@ -45,28 +31,12 @@ def assistant_text(message: dict[str, Any]) -> str:
 
 
 def build_tokenizer(texts: Iterable[str], vocab_size: int = 800) -> Any:
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    core = Tokenizer(models.BPE())
-    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    core.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-                                  show_progress=False)
-    core.train_from_iterator(texts, trainer=trainer)
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, pad_token="<|pad|>", eos_token="<|end|>")
+    tokenizer = train_tokenizer(texts, vocab_size)
     tokenizer.chat_template = CHAT_TEMPLATE
     return tokenizer
 
 
 def tiny_llama(tokenizer: Any) -> Any:
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
-                         num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
-                         max_position_embeddings=8192, pad_token_id=tokenizer.pad_token_id,
-                         eos_token_id=tokenizer.eos_token_id, bos_token_id=None)
-    return LlamaForCausalLM(config)
+    return build_tiny_model(tokenizer, TinyModelConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                                       num_attention_heads=2, num_key_value_heads=2,
+                                                       max_position_embeddings=8192))
