@@ -32,7 +32,7 @@ def arm(args: argparse.Namespace, fixed: bool) -> dict[str, Any]:
 
     name = "fixed" if fixed else "loop"
     data = args.work / f"{name}-data"  # each arm its own copy: both refresh a catalog
-    shutil.copytree(args.data, data, ignore=shutil.ignore_patterns("catalog.duckdb*", ".prefect"))
+    shutil.copytree(args.data, data, ignore=shutil.ignore_patterns(".prefect"))
     overrides = {"model": str(args.model), "tasks": str(data), "iterations": args.iterations,
                  "fixed": fixed, "seed_tasks": args.seed_tasks, "pool.capacity": args.seed_tasks + 8,
                  "output_dir": str(args.work / ("fixed" if fixed else "loop")), "threads": args.threads,
