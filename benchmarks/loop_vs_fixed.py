@@ -78,21 +78,12 @@ def main() -> None:
     parser.add_argument("--heldout", type=int, default=16, help="held-out blueprints played per evaluation")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--set", dest="overrides", action="append", default=[], help="loop config KEY=VALUE")
-    parser.add_argument("--parallel", action="store_true", help="run the two arms at once (use --threads 1)")
     parser.add_argument("--stem", default="loop_vs_fixed")
     args = parser.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
     args.work.mkdir(parents=True)
     load_before = os.getloadavg()
-    if args.parallel:  # one process per arm, one torch thread each: both cores busy, no spin-waiting
-        from concurrent.futures import ProcessPoolExecutor
-        import multiprocessing
-
-        with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {name: pool.submit(arm, args, name == "fixed") for name in ("loop", "fixed")}
-            results = {name: f.result() for name, f in futures.items()}
-    else:
-        results = {"loop": arm(args, fixed=False), "fixed": arm(args, fixed=True)}
+    results = {"loop": arm(args, fixed=False), "fixed": arm(args, fixed=True)}
     load_after = os.getloadavg()
     RESULTS.mkdir(parents=True, exist_ok=True)
     plot(results, RESULTS / f"{args.stem}.png")
