@@ -13,14 +13,13 @@ from typer.testing import CliRunner
 from trajforge.cli import app
 from trajforge.store import query
 
+from sft.tiny_sizes import TINY_SIZES  # tests/ is on sys.path (rootdir of the test packages)
+
 pytest.importorskip("trl")
 pytestmark = pytest.mark.slow
 runner = CliRunner()
 
-TINY = ["--set", "tiny.hidden_size=32", "--set", "tiny.intermediate_size=64",
-        "--set", "tiny.num_hidden_layers=1", "--set", "tiny.num_attention_heads=2",
-        "--set", "tiny.num_key_value_heads=1", "--set", "tiny.vocab_size=1500",
-        "--set", "tiny.tokenizer_rows=40", "--set", "max_train_rows=4", "--set", "sft.eval_strategy=no",
+TINY = [*TINY_SIZES, "--set", "max_train_rows=4", "--set", "sft.eval_strategy=no",
         "--set", "sft.per_device_train_batch_size=2", "--set", "sft.max_steps=1"]
 SMALL_GRPO = {"num_generations": 2, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 1,
               "max_steps": 1, "learning_rate": 0.05}

@@ -13,15 +13,14 @@ from typer.testing import CliRunner
 from trajforge.cli import app
 from trajforge.store import query
 
+from .tiny_sizes import TINY_SIZES
+
 pytest.importorskip("trl")
 pytestmark = pytest.mark.slow
 runner = CliRunner()
 
 # small enough for a 2-core CI machine: 1 layer, 32 wide, 6 rows, 2 steps
-TINY = ["--set", "tiny.hidden_size=32", "--set", "tiny.intermediate_size=64",
-        "--set", "tiny.num_hidden_layers=1", "--set", "tiny.num_attention_heads=2",
-        "--set", "tiny.num_key_value_heads=1", "--set", "tiny.vocab_size=1500",
-        "--set", "tiny.tokenizer_rows=40", "--set", "max_train_rows=6", "--set", "max_eval_rows=2",
+TINY = [*TINY_SIZES, "--set", "max_train_rows=6", "--set", "max_eval_rows=2",
         "--set", "sft.per_device_train_batch_size=2", "--set", "sft.per_device_eval_batch_size=2",
         "--set", "sft.logging_steps=1", "--set", "sft.save_steps=1", "--set", "sft.eval_steps=2",
         "--set", "sft.learning_rate=0.01", "--set", "sft.warmup_steps=0",

@@ -38,7 +38,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from trajforge.errors import ConfigError
 from trajforge.loop.pool import PoolConfig, RolloutOutcome, TaskPool, iteration_record
 from trajforge.rl.reward import RewardConfig
-from trajforge.rl.train import RLConfig, RolloutConfig
+from trajforge.rl.rollout import RolloutSettings
+from trajforge.rl.train import RLConfig
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.ids import content_id
 from trajforge.schemas.loop import LoopIteration
@@ -73,7 +74,7 @@ class LoopConfig(BaseModel):
     max_resynthesized: int = Field(4, ge=0, description="boundary tasks resynthesized per iteration")
     resynthesis_attempts: int = Field(50, ge=1)
     pool: PoolConfig = PoolConfig()
-    rollout: RolloutConfig = RolloutConfig()
+    rollout: RolloutSettings = RolloutSettings()
     reward: RewardConfig = RewardConfig()
     grpo: dict[str, Any] = Field(default_factory=dict, description="trl.GRPOConfig fields; max_steps per iteration")
     heldout: HeldoutConfig = HeldoutConfig()

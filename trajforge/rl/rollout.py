@@ -28,6 +28,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from trajforge.environments.base import Domain
 from trajforge.rl.reward import EpisodeReward, RewardConfig, episode_reward
 from trajforge.schemas.blueprint import TaskBlueprint
@@ -42,16 +44,19 @@ from trajforge.verifiers import verify
 TokenBatch = Callable[[list[list[int]]], list[list[int]]]
 
 
-@dataclass(frozen=True)
-class RolloutSettings:
-    max_turns: int = 8
-    max_steps_per_turn: int = 4
-    max_new_tokens: int = 96
-    temperature: float = 1.0
-    top_p: float = 1.0
-    max_context: int = 4096
-    batch_size: int = 16  # episodes generated together
-    concurrency: int = 64  # episodes in flight
+class RolloutSettings(BaseModel):
+    """How the policy plays an episode (``rollout:`` in the RL and loop configs)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_turns: int = Field(8, ge=1, description="user turns")
+    max_steps_per_turn: int = Field(4, ge=1, description="agent messages per user turn")
+    max_new_tokens: int = Field(96, ge=1)
+    temperature: float = Field(1.0, ge=0.0)
+    top_p: float = Field(1.0, gt=0.0, le=1.0)
+    max_context: int | None = Field(None, ge=2, description="None: the model's max_position_embeddings")
+    batch_size: int = Field(16, ge=1, description="episodes generated together")
+    concurrency: int = Field(64, ge=1, description="episodes in flight")
 
 
 @dataclass
@@ -186,6 +191,8 @@ class RolloutPlayer:
 
     def __post_init__(self) -> None:
         self._generate = token_generate_batch(self.model, self.tokenizer, self.settings, self.seed)
+        self._max_context = self.settings.max_context or int(
+            getattr(self.model.config, "max_position_embeddings", 4096) or 4096)
 
     def play(self, jobs: Sequence[tuple[TaskBlueprint, int]], run_id: str = "rl",
              generate: TokenBatch | None = None) -> list[Rollout]:
@@ -203,7 +210,7 @@ class RolloutPlayer:
             async with gate:
                 domain = self.domains.get(bp)
                 tools = [t.model_dump(mode="json") for t in domain.tool_specs()]
-                agent = TokenAgent(self.name, self.tokenizer, generator, tools, self.settings.max_context,
+                agent = TokenAgent(self.name, self.tokenizer, generator, tools, self._max_context,
                                    self.settings.max_new_tokens)
                 user = ScriptedUser(bp, domain, random.Random(seed + 1))
                 spec = EpisodeSpec(agent=self.name, user="scripted", seed=seed, max_turns=self.settings.max_turns)

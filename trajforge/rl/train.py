@@ -63,22 +63,6 @@ DEFAULT_GRPO: dict[str, Any] = {
 }
 
 
-class RolloutConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    max_turns: int = Field(8, ge=1)
-    max_steps_per_turn: int = Field(4, ge=1)
-    max_new_tokens: int = Field(96, ge=1)
-    temperature: float = Field(1.0, ge=0.0)
-    top_p: float = Field(1.0, gt=0.0, le=1.0)
-    batch_size: int = Field(16, ge=1, description="episodes generated together")
-
-    def settings(self, max_context: int) -> RolloutSettings:
-        return RolloutSettings(max_turns=self.max_turns, max_steps_per_turn=self.max_steps_per_turn,
-                               max_new_tokens=self.max_new_tokens, temperature=self.temperature,
-                               top_p=self.top_p, max_context=max_context, batch_size=self.batch_size)
-
-
 class RLConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -87,7 +71,7 @@ class RLConfig(BaseModel):
     split: str = "train"
     max_tasks: int | None = Field(None, ge=1)
     output_dir: str = Field("runs/rl", min_length=1)
-    rollout: RolloutConfig = RolloutConfig()
+    rollout: RolloutSettings = RolloutSettings()
     reward: RewardConfig = RewardConfig()
     grpo: dict[str, Any] = Field(default_factory=dict)
     threads: int | None = Field(None, ge=1, description="CPU threads for torch (see TrainConfig.threads)")
@@ -184,8 +168,7 @@ def grpo_train(model: Any, tokenizer: Any, tasks: Sequence[TaskBlueprint], confi
     if not tasks:
         raise ConfigError("tasks", "no tasks to train on")
     args = grpo_config(config.grpo, config.output_dir, config.rollout.max_new_tokens)
-    max_context = int(getattr(model.config, "max_position_embeddings", 4096) or 4096)
-    player = RolloutPlayer(model, tokenizer, config.rollout.settings(max_context), config.reward,
+    player = RolloutPlayer(model, tokenizer, config.rollout, config.reward,
                            seed=int(args.seed))
     by_id = {bp.id: bp for bp in tasks}
     log = RolloutLog()

@@ -191,7 +191,9 @@ async def _episodes(blueprints: Sequence[TaskBlueprint], make_agent: AgentFactor
     limits = EpisodeLimits(settings.max_turns, settings.max_steps_per_turn)
     gateway = None
     if settings.user_model is not None:
-        from trajforge.simulation.llm import Budget, Gateway
+        from trajforge.simulation.llm import Budget, EpisodeLedger, Gateway
+        from trajforge.simulation.llm_agent import episode_tag
+        from trajforge.simulation.llm_user import LLMUser
 
         gateway = Gateway(settings.gateway, Budget(settings.gateway.max_cost_usd), random.Random(0),
                           concurrency=settings.concurrency)
@@ -203,10 +205,6 @@ async def _episodes(blueprints: Sequence[TaskBlueprint], make_agent: AgentFactor
             env = domain.environment()
             user: UserPolicy
             if gateway is not None and settings.user_model is not None:
-                from trajforge.simulation.llm import EpisodeLedger
-                from trajforge.simulation.llm_agent import episode_tag
-                from trajforge.simulation.llm_user import LLMUser
-
                 expected = bp.ground_truth.final_state_hash
                 user = LLMUser(gateway, settings.user_model, bp, domain,
                                EpisodeLedger.starting_now(settings.gateway.episode_timeout_s),
