@@ -53,6 +53,8 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("/tmp/trajforge-sft-bench"))
     parser.add_argument("--set", dest="overrides", action="append", default=[],
                         help="extra train overrides, e.g. sft.learning_rate=3e-3")
+    parser.add_argument("--build-set", dest="build_overrides", action="append", default=[],
+                        help="run-config overrides for the build, e.g. generation.max_intents=1")
     parser.add_argument("--stem", default="sft_tiny_cpu")
     parser.add_argument("--reuse-data", action="store_true", help="keep WORK/data and WORK/export if present")
     parser.add_argument("--reuse-model", action="store_true",
@@ -71,7 +73,10 @@ def main() -> None:
     log: list[dict] = []
     load_before = os.getloadavg()
     if not reuse:
-        run([TRAJFORGE, "build", "--n", str(args.blueprints), "--out", str(data), "--workers", "2", "--quiet"], log)
+        build = [TRAJFORGE, "build", "--n", str(args.blueprints), "--out", str(data), "--workers", "2", "--quiet"]
+        for o in args.build_overrides:
+            build += ["--set", o]
+        run(build, log)
         run([TRAJFORGE, "export", "--out", str(data), "--to", str(export), "--format", "sft"], log)
     info = json.loads((export / "trajforge_export.json").read_text())
 

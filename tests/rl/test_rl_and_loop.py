@@ -30,8 +30,13 @@ SMALL_ROLLOUT = {"max_turns": 2, "max_steps_per_turn": 2, "max_new_tokens": 16, 
 def policy(tmp_path_factory):
     root = tmp_path_factory.mktemp("rl")
     data, export, model = root / "data", root / "export", root / "model"
-    for args in (["build", "--n", "40", "--out", str(data), "--quiet"],
-                 ["export", "--out", str(data), "--to", str(export), "--format", "sft"],
+    # the build's own body, without the Prefect flow around it (the flow has its tests; an
+    # accelerator machine that runs the gpu tests below may have no Prefect)
+    from trajforge.config import load_config
+    from trajforge.pipeline import run_build
+
+    run_build(load_config(None, {"store.out": str(data), "generation.n_blueprints": 40}))
+    for args in (["export", "--out", str(data), "--to", str(export), "--format", "sft"],
                  ["train", "sft", "--config", "configs/sft-tiny.yaml", "--model", "tiny", "--data", str(export),
                   "--output-dir", str(model), *TINY]):
         result = runner.invoke(app, args)
@@ -210,3 +215,27 @@ def test_grpo_with_vllm_rollouts(policy, tmp_path):
     result = grpo_train(model, tokenizer, heldout_blueprints(data, "train", limit=2), config)
     assert result.steps == 1 and len(result.log.rollouts) == 4
     assert all(r.policy_tokens > 0 for _, r in result.log.rollouts)
+
+
+@pytest.mark.gpu
+def test_grpo_on_a_gpu_with_transformers_rollouts(policy, tmp_path):
+    """Any causal LM on an accelerator, without vLLM: rollouts through ``model.generate`` on the
+    device, GRPO in bf16, the updated weights stay on the device."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no GPU")
+    from trajforge.rl.train import RLConfig, grpo_train
+    from trajforge.sft.evaluate import heldout_blueprints
+    from trajforge.sft.policies import load_hf
+
+    data, model_dir = policy
+    model, tokenizer = load_hf(str(model_dir))
+    assert model.device.type == "cuda"
+    config = RLConfig(model=str(model_dir), output_dir=str(tmp_path / "rl"), rollout=SMALL_ROLLOUT,
+                      grpo={**SMALL_GRPO, "bf16": True})
+    result = grpo_train(model, tokenizer, heldout_blueprints(data, "train", limit=2), config)
+    assert result.steps == 1 and len(result.log.rollouts) == 4
+    assert all(r.policy_tokens > 0 for _, r in result.log.rollouts)
+    assert all(p.device.type == "cuda" for p in model.parameters())
+    # (the weights move only where a group's rewards differ: GRPO's advantages are group-relative)
+    assert any("loss" in row for row in result.history)

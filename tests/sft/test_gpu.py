@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("trl")
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU")]
 
-SIZE_100M = {"vocab_size": 8000, "hidden_size": 768, "intermediate_size": 2048, "num_hidden_layers": 12,
+SIZE_100M = {"vocab_size": 8000, "hidden_size": 768, "intermediate_size": 2048, "num_hidden_layers": 14,
              "num_attention_heads": 12, "num_key_value_heads": 4, "max_position_embeddings": 4096,
              "tokenizer_rows": 400}
 

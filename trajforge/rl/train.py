@@ -43,7 +43,7 @@ from trajforge.errors import ConfigError
 from trajforge.rl.reward import RewardConfig
 from trajforge.rl.rollout import Rollout, RolloutPlayer, RolloutSettings, rollout_seed
 from trajforge.schemas.blueprint import TaskBlueprint
-from trajforge.sft.train import _NUMBER
+from trajforge.sft.train import _NUMBER, renamed_fields
 
 DEFAULT_GRPO: dict[str, Any] = {
     "num_generations": 4,
@@ -99,7 +99,7 @@ def grpo_config(values: dict[str, Any], output_dir: str, max_new_tokens: int | N
         merged.setdefault("use_cpu", True)
         merged.setdefault("bf16", False)
     try:
-        return GRPOConfig(**merged)
+        return GRPOConfig(**renamed_fields(GRPOConfig, merged))
     except TypeError as exc:
         bad = str(exc).split("'")[1] if "'" in str(exc) else "?"
         raise ConfigError(f"grpo.{bad}", "is not a trl.GRPOConfig field") from None

@@ -61,6 +61,7 @@ class TinyModelConfig(BaseModel):
     num_key_value_heads: int = Field(2, ge=1)
     max_position_embeddings: int = Field(4096, ge=64)
     tokenizer_rows: int = Field(2000, ge=1, description="training rows the tokenizer learns from")
+    split_digits: bool = Field(True, description="one token per digit, so ids copy digit by digit")
 
 
 def conversation_text(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]) -> str:
@@ -79,13 +80,20 @@ def conversation_text(messages: Sequence[Mapping[str, Any]], tools: Sequence[Map
     return "\n".join(parts)
 
 
-def train_tokenizer(texts: Iterable[str], vocab_size: int) -> Any:
-    """A byte-level BPE (no unknown tokens) with the chat's special tokens and the template."""
+def train_tokenizer(texts: Iterable[str], vocab_size: int, split_digits: bool = True) -> Any:
+    """A byte-level BPE (no unknown tokens) with the chat's special tokens and the template.
+
+    With ``split_digits`` every digit is its own token (as in Llama's tokenizer). The ids of this
+    domain (orders, items, payment methods, zip codes) are digit strings the agent must copy
+    from the dialogue into its calls; merged digit chunks split a new id in unpredictable places,
+    single digits make copying the same small step for every id."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     core = Tokenizer(models.BPE())
-    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    core.pre_tokenizer = (pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), byte_level])
+                          if split_digits else byte_level)
     core.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(SPECIAL_TOKENS),
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
@@ -125,5 +133,5 @@ def build_tiny(rows: Iterable[Mapping[str, Any]], config: TinyModelConfig, seed:
         texts.append(conversation_text(row["messages"], row["tools"]))
     if not texts:
         raise ValueError("no training rows to learn a tokenizer from")
-    tokenizer = train_tokenizer(texts, config.vocab_size)
+    tokenizer = train_tokenizer(texts, config.vocab_size, config.split_digits)
     return build_tiny_model(tokenizer, config, seed), tokenizer

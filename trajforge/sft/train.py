@@ -77,6 +77,24 @@ def load_train_config(path: Path | None, overrides: dict[str, Any] | None = None
     return load_yaml_config(TrainConfig, path, overrides)
 
 
+# transformers renamed TrainingArguments.gradient_checkpointing to activation_checkpointing;
+# either name works with either version
+RENAMED = (("activation_checkpointing", "gradient_checkpointing"),)
+
+
+def renamed_fields(cls: Any, values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with each renamed field under the name the installed ``cls`` knows."""
+    import dataclasses
+
+    names = {f.name for f in dataclasses.fields(cls)}
+    values = dict(values)
+    for new, old in RENAMED:
+        for have, want in ((new, old), (old, new)):
+            if have in values and have not in names and want in names:
+                values[want] = values.pop(have)
+    return values
+
+
 def sft_config(config: TrainConfig, has_validation: bool) -> Any:
     """``trl.SFTConfig`` from the ``sft`` section over trajforge's defaults."""
     import torch
@@ -97,7 +115,7 @@ def sft_config(config: TrainConfig, has_validation: bool) -> Any:
         values.setdefault("eval_strategy", "steps")
         values.setdefault("eval_steps", values.get("save_steps", 200))
     try:
-        return SFTConfig(**values)
+        return SFTConfig(**renamed_fields(SFTConfig, values))
     except TypeError as exc:  # an unknown field
         bad = str(exc).split("'")[1] if "'" in str(exc) else "?"
         raise ConfigError(f"sft.{bad}", "is not a trl.SFTConfig field") from None
