@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 from typing import Any, TypeVar
@@ -27,13 +28,36 @@ def _set(tree: dict[str, Any], dotted: str, value: Any) -> None:
     node[parts[-1]] = value
 
 
+class ConfigLoader(yaml.SafeLoader):
+    """YAML with the scalars of YAML 1.2's core schema, for config files and ``--set`` values:
+    only ``true``/``false`` are booleans (``eval_strategy: no`` stays the string ``no``, which
+    PyYAML's YAML 1.1 reads as false), and ``3e-3`` is a float (YAML 1.1 wants ``3.0e-3``)."""
+
+
+ConfigLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:float")]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+ConfigLoader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                                   list("tTfF"))
+ConfigLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
+    list("-+0123456789."))
+
+
+def read_yaml(text: str) -> Any:
+    """``text`` parsed with ``ConfigLoader``."""
+    return yaml.load(text, Loader=ConfigLoader)  # noqa: S506 (a SafeLoader subclass)
+
+
 def parse_override(text: str) -> tuple[str, Any]:
-    """``key.path=value``; the value is read as YAML (``3``, ``true``, ``[a, b]``)."""
+    """``key.path=value``; the value is read as YAML (``3``, ``3e-3``, ``true``, ``[a, b]``;
+    ``no`` is a string, see ``ConfigLoader``)."""
     key, sep, raw = text.partition("=")
     if not sep or not key.strip():
         raise ConfigError("--set", f"'{text}' is not KEY=VALUE (e.g. generation.seed=3)")
     try:
-        return key.strip(), yaml.safe_load(raw)
+        return key.strip(), read_yaml(raw)
     except yaml.YAMLError:
         return key.strip(), raw
 
@@ -47,7 +71,7 @@ def load_yaml_config(model: type[M], path: Path | None = None, overrides: dict[s
     tree: dict[str, Any] = {}
     if path is not None:
         try:
-            loaded = yaml.safe_load(Path(path).read_text())
+            loaded = read_yaml(Path(path).read_text())
         except FileNotFoundError:
             raise ConfigError("--config", f"{path} does not exist") from None
         except yaml.YAMLError as exc:

@@ -200,7 +200,8 @@ def load_model(config: TrainConfig, train_rows: Any, resume_from: Path | None) -
 CURVE_FIELDS = ("step", "epoch", "loss", "eval_loss", "learning_rate")
 
 
-def write_loss_curve(log_history: list[dict[str, Any]], folder: Path) -> tuple[Path, Path | None]:
+def write_loss_curve(log_history: list[dict[str, Any]], folder: Path,
+                     tokens: str = "assistant tokens") -> tuple[Path, Path | None]:
     """``loss_curve.csv`` (one row per logged step) and ``loss_curve.png``."""
     rows: dict[int, dict[str, Any]] = {}
     for entry in log_history:
@@ -229,8 +230,9 @@ def write_loss_curve(log_history: list[dict[str, Any]], folder: Path) -> tuple[P
         if points:
             ax.plot(*zip(*points), marker="o" if key == "eval_loss" else None, markersize=3, label=label)
     ax.set_xlabel("step")
-    ax.set_ylabel("loss (assistant tokens)")
-    ax.legend()
+    ax.set_ylabel(f"loss ({tokens})")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend()
     fig.tight_layout()
     png_path = folder / "loss_curve.png"
     fig.savefig(png_path, dpi=110)
@@ -310,7 +312,8 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
     history = trainer.state.log_history
     eval_losses = [e["eval_loss"] for e in history if "eval_loss" in e]
     tokens = max((e.get("num_tokens", 0) for e in history), default=0)
-    csv_path, png_path = write_loss_curve(history, output_dir)
+    csv_path, png_path = write_loss_curve(
+        history, output_dir, "assistant tokens" if args.assistant_only_loss else "all tokens")
     summary = {
         "model": config.model, "data": config.data, "output_dir": str(output_dir),
         "parameters": sum(p.numel() for p in final.parameters()),
