@@ -11,7 +11,7 @@ both cores on a quiet machine and degrades gracefully on a busy one.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import cache
@@ -20,6 +20,7 @@ from typing import TypeVar
 from threadpoolctl import ThreadpoolController
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 
 def usable_cpus() -> int:
@@ -59,3 +60,19 @@ def map_blocks(fn: Callable[[int, int], T], n: int, block: int, threads: int | N
             return [fn(lo, hi) for lo, hi in blocks]
         with ThreadPoolExecutor(threads) as pool:
             return list(pool.map(lambda b: fn(*b), blocks))
+
+
+def map_ordered(fn: Callable[[T], U], items: Iterable[T], threads: int | None = None) -> Iterator[U]:
+    """``fn(item)`` for each item, ``threads`` at a time (default: the usable CPUs) with one BLAS
+    thread each, yielded in item order; at most ``threads`` results are held at once, so a
+    caller can reduce large blocks (similarity matrices) as they come."""
+    items = list(items)
+    threads = min(len(items), threads or usable_cpus())
+    with one_blas_thread():
+        if threads <= 1:
+            for item in items:
+                yield fn(item)
+            return
+        with ThreadPoolExecutor(threads) as pool:
+            for start in range(0, len(items), threads):
+                yield from pool.map(fn, items[start:start + threads])

@@ -3,6 +3,9 @@
 Neither function materialises the n x n similarity matrix: rows are compared block against
 block (``block`` x ``block`` cosine similarities at a time), so memory is O(n d + block²)
 whatever n is. At n = 100,000 and the default block of 2,048, a block of similarities is 16 MiB.
+The block products run on Python threads with one BLAS thread each (``blas.map_ordered``: at
+most one block per thread held at a time), which keeps both cores busy on a quiet machine and
+does not collapse when other processes load the cores (see ``blas``).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from trajforge.verifiers.diversity.blas import map_ordered, one_blas_thread
 from trajforge.verifiers.diversity.vendi import normalize_rows
 
 DEFAULT_BLOCK = 2048
@@ -57,17 +61,17 @@ def remove_near_duplicates(X: np.ndarray, threshold: float, *,
         B = Y[lo:hi]
         best = np.full(hi - lo, -np.inf)
         arg = np.full(hi - lo, -1, dtype=np.int64)
-        for positions in kept_positions:
-            for clo in range(0, len(positions), block):
-                chunk = positions[clo:clo + block]
-                S = B @ Y[chunk].T
-                hit = S >= threshold
-                # first kept row (by priority) at or above the threshold, per row of the block
-                first = np.where(hit.any(axis=1), hit.argmax(axis=1), -1)
-                new = np.flatnonzero((first >= 0) & (arg < 0))
-                arg[new] = chunk[first[new]]
-                best[new] = S[new, first[new]]
-        S = B @ B.T
+        chunks = [positions[clo:clo + block] for positions in kept_positions
+                  for clo in range(0, len(positions), block)]  # in priority order
+        for chunk, S in zip(chunks, map_ordered(lambda c, B=B: B @ Y[c].T, chunks)):
+            hit = S >= threshold
+            # first kept row (by priority) at or above the threshold, per row of the block
+            first = np.where(hit.any(axis=1), hit.argmax(axis=1), -1)
+            new = np.flatnonzero((first >= 0) & (arg < 0))
+            arg[new] = chunk[first[new]]
+            best[new] = S[new, first[new]]
+        with one_blas_thread():
+            S = B @ B.T
         block_kept: list[int] = []
         for r in range(hi - lo):
             if arg[r] < 0 and block_kept:
@@ -109,9 +113,10 @@ def nearest_neighbours(X: np.ndarray, *, normalize: bool = True, block: int = DE
     for lo in range(0, n, block):
         hi = min(n, lo + block)
         B = X[lo:hi]
-        for clo in range(0, hi, block):
+        starts = list(range(0, hi, block))
+        products = map_ordered(lambda clo, B=B: (B @ X[clo:min(n, clo + block)].T).astype(np.float64), starts)
+        for clo, S in zip(starts, products):
             chi = min(n, clo + block)
-            S = (B @ X[clo:chi].T).astype(np.float64)
             if clo == lo:
                 np.fill_diagonal(S, -np.inf)
             r_arg = S.argmax(axis=1)
