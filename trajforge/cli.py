@@ -543,51 +543,23 @@ def eval_command(
 
     try:
         from trajforge.sft.evaluate import (
-            EvalSettings,
-            PolicySpec,
-            agent_factory,
-            evaluate,
-            fresh_blueprints,
-            heldout_blueprints,
+            EvalRequest,
+            prepare_evaluation,
             render_table,
             save_evaluation,
             summary_json,
         )
 
-        spec = PolicySpec.parse(policy)
-        if threads is not None and spec.kind == "hf":
-            import torch
-
-            torch.set_num_threads(threads)
-        if fresh is not None:
-            blueprints = fresh_blueprints(fresh, fresh_seed)
-            source = f"fresh:{fresh_seed}"
-        else:
-            blueprints = heldout_blueprints(out_dir, split, salt, limit=limit)
-            source = f"{split}:{out_dir}"
-        if spec.kind == "litellm":
-            from trajforge.simulation.llm import quiet_provider_logs
-
-            quiet_provider_logs()
-        make_agent = agent_factory(spec, max_new_tokens=max_new_tokens, temperature=temperature,
-                                   seed=seed, api_base=api_base, batch_size=batch_size)
-        user = None
-        if user_model is not None:
-            from trajforge.schemas.config import ModelConfig
-
-            user = ModelConfig(model=user_model, api_base=user_api_base)
-            if spec.kind != "litellm":
-                from trajforge.simulation.llm import quiet_provider_logs
-
-                quiet_provider_logs()
-        settings = EvalSettings(trials=trials, max_turns=max_turns, max_steps_per_turn=max_steps,
-                                concurrency=batch_size, user_model=user)
+        prepared = prepare_evaluation(EvalRequest(
+            policy=policy, out=out_dir, split=split, salt=salt, fresh=fresh, fresh_seed=fresh_seed, limit=limit,
+            trials=trials, max_turns=max_turns, max_steps_per_turn=max_steps, max_new_tokens=max_new_tokens,
+            temperature=temperature, batch_size=batch_size, api_base=api_base, seed=seed, user_model=user_model,
+            user_api_base=user_api_base, threads=threads))
         with Progress(TextColumn("[bold]eval[/bold]"), BarColumn(), MofNCompleteColumn(),
                       TextColumn("episodes"), TimeElapsedColumn(), console=err, disable=quiet,
                       transient=True) as bar:
-            task = bar.add_task("eval", total=len(blueprints) * trials)
-            result = evaluate(blueprints, make_agent, f"{spec.kind}:{spec.target}", settings, source,
-                              progress=lambda: bar.advance(task))
+            task = bar.add_task("eval", total=len(prepared.blueprints) * trials)
+            result = prepared.run(progress=lambda: bar.advance(task))
         save_evaluation(out_dir, result)
     except ImportError as exc:
         raise _fail(ConfigError("eval", f"needs the train extra (pip install -e '.[train]'): {exc}")) from None

@@ -110,36 +110,16 @@ def evaluate_policy(policy: str, out: str, split: str = "test", salt: str = "",
                     fresh: int | None = None, fresh_seed: int = 1_000_003, limit: int | None = None,
                     trials: int = 1, max_turns: int = 20, max_steps_per_turn: int = 12,
                     max_new_tokens: int = 256, temperature: float = 0.0, batch_size: int = 8,
-                    api_base: str | None = None, seed: int = 0) -> dict[str, Any]:
+                    api_base: str | None = None, seed: int = 0, user_model: str | None = None,
+                    user_api_base: str | None = None, threads: int | None = None) -> dict[str, Any]:
     """``trajforge eval``: play ``policy`` (hf:PATH, vllm:PATH or litellm:MODEL) on the held-out
     blueprints of ``out`` (or ``fresh`` generated ones), verify every episode, save the rows to
-    the catalog's ``evaluations`` view. Returns the per-domain scores (pass@1, pass^k, ...)."""
-    from trajforge.sft.evaluate import (
-        EvalSettings,
-        PolicySpec,
-        agent_factory,
-        evaluate,
-        fresh_blueprints,
-        heldout_blueprints,
-        save_evaluation,
-        summary_json,
-    )
+    the catalog's ``evaluations`` view. Returns the per-domain scores (pass@1, pass^k, ...).
+    The parameters are ``trajforge.sft.evaluate.EvalRequest``'s."""
+    values = dict(locals())  # the parameters, before anything else is bound
+    from trajforge.sft.evaluate import EvalRequest, prepare_evaluation, save_evaluation, summary_json
 
-    spec = PolicySpec.parse(policy)
-    if fresh is not None:
-        blueprints, source = fresh_blueprints(fresh, fresh_seed), f"fresh:{fresh_seed}"
-    else:
-        blueprints = heldout_blueprints(Path(out), split, salt, limit=limit)
-        source = f"{split}:{out}"
-    if spec.kind == "litellm":
-        from trajforge.simulation.llm import quiet_provider_logs
-
-        quiet_provider_logs()
-    make_agent = agent_factory(spec, max_new_tokens=max_new_tokens, temperature=temperature,
-                               seed=seed, api_base=api_base, batch_size=batch_size)
-    settings = EvalSettings(trials=trials, max_turns=max_turns,
-                            max_steps_per_turn=max_steps_per_turn, concurrency=batch_size)
-    result = evaluate(blueprints, make_agent, f"{spec.kind}:{spec.target}", settings, source)
+    result = prepare_evaluation(_validated(EvalRequest, values)).run()
     path = save_evaluation(Path(out), result)
     get_run_logger().info("evaluated %s: %d episodes in %s", result.policy, len(result.rows), path)
     return {**summary_json(result), "episodes": len(result.rows), "path": str(path)}

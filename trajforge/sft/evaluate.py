@@ -26,6 +26,8 @@ from math import comb
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from trajforge.environments.base import Domain
 from trajforge.environments.registry import load_domain
 from trajforge.errors import ConfigError, StoreError
@@ -363,6 +365,73 @@ def agent_factory(spec: PolicySpec, *, max_new_tokens: int = 256, temperature: f
         return LLMAgent(holder["gateway"], model_config, domain, ledger, episode_tag(bp.id, episode_seed))
 
     return remote
+
+
+class EvalRequest(BaseModel):
+    """One ``trajforge eval`` (the CLI command and the ``evaluate-policy`` flow take the same
+    fields): which policy, which blueprints, which user, how long each episode may run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    policy: str = Field(description="hf:PATH, vllm:PATH or litellm:MODEL")
+    out: Path = Field(description="dataset folder: held-out blueprints, and where the rows go")
+    split: str = "test"
+    salt: str = ""
+    fresh: int | None = Field(None, ge=1, description="play N freshly generated blueprints instead")
+    fresh_seed: int = 1_000_003
+    limit: int | None = Field(None, ge=1)
+    trials: int = Field(1, ge=1)
+    max_turns: int = Field(20, ge=2)
+    max_steps_per_turn: int = Field(12, ge=1)
+    max_new_tokens: int = Field(256, ge=1)
+    temperature: float = Field(0.0, ge=0)
+    batch_size: int = Field(8, ge=1)
+    api_base: str | None = None
+    seed: int = 0
+    user_model: str | None = Field(None, description="an LLM plays the user (litellm name); None: scripted")
+    user_api_base: str | None = None
+    threads: int | None = Field(None, ge=1, description="torch CPU threads for an hf: policy")
+
+
+@dataclass
+class PreparedEvaluation:
+    """The blueprints, the agents (the model loaded once) and the settings of one request."""
+
+    blueprints: list[TaskBlueprint]
+    source: str
+    policy: str
+    make_agent: AgentFactory
+    settings: EvalSettings
+
+    def run(self, progress: Callable[[], None] | None = None) -> EvalResult:
+        return evaluate(self.blueprints, self.make_agent, self.policy, self.settings, self.source,
+                        progress=progress)
+
+
+def prepare_evaluation(request: EvalRequest) -> PreparedEvaluation:
+    spec = PolicySpec.parse(request.policy)
+    if request.threads is not None and spec.kind == "hf":
+        import torch
+
+        torch.set_num_threads(request.threads)
+    if request.fresh is not None:
+        blueprints = fresh_blueprints(request.fresh, request.fresh_seed)
+        source = f"fresh:{request.fresh_seed}"
+    else:
+        blueprints = heldout_blueprints(request.out, request.split, request.salt, limit=request.limit)
+        source = f"{request.split}:{request.out}"
+    if spec.kind == "litellm" or request.user_model is not None:
+        from trajforge.simulation.llm import quiet_provider_logs
+
+        quiet_provider_logs()
+    make_agent = agent_factory(spec, max_new_tokens=request.max_new_tokens, temperature=request.temperature,
+                               seed=request.seed, api_base=request.api_base, batch_size=request.batch_size)
+    user = (ModelConfig(model=request.user_model, api_base=request.user_api_base)
+            if request.user_model is not None else None)
+    settings = EvalSettings(trials=request.trials, max_turns=request.max_turns,
+                            max_steps_per_turn=request.max_steps_per_turn, concurrency=request.batch_size,
+                            user_model=user)
+    return PreparedEvaluation(list(blueprints), source, f"{spec.kind}:{spec.target}", make_agent, settings)
 
 
 def render_table(result: EvalResult) -> Any:
