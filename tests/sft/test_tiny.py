@@ -81,3 +81,24 @@ def test_the_tiny_model_saves_and_loads_like_any_hf_model(tiny, tmp_path):
     text = tok.apply_chat_template(rows[0]["messages"], tools=rows[0]["tools"], tokenize=False)
     assert tok(text)["input_ids"] == tokenizer(text)["input_ids"]
     assert all((a == b).all() for a, b in zip(model.state_dict().values(), loaded.state_dict().values()))
+
+
+def test_the_dialogue_only_template_drops_the_system_block_and_keeps_the_spans(tiny):
+    """``tiny.system_prompt: false``: no system message or tool list, the same dialogue, the same
+    assistant spans, and one digit per token."""
+    from trajforge.sft.tiny import chat_template
+
+    (_, tokenizer), rows = tiny
+    row = rows[0]
+    full = tokenizer.apply_chat_template(row["messages"], tools=row["tools"], tokenize=False)
+    tokenizer.chat_template = chat_template(system_prompt=False)
+    try:
+        short = tokenizer.apply_chat_template(row["messages"], tools=row["tools"], tokenize=False)
+        mask = tokenizer.apply_chat_template(row["messages"], tools=row["tools"], tokenize=True, return_dict=True,
+                                             return_assistant_tokens_mask=True)["assistant_masks"]
+    finally:
+        tokenizer.chat_template = chat_template(system_prompt=True)
+    assert "<|system|>" not in short and "# Tools" not in short
+    assert full.endswith(short) and short.startswith("<|user|>")
+    assert sum(mask) > 0
+    assert tokenizer.tokenize("95611") == ["9", "5", "6", "1", "1"]

@@ -8,6 +8,12 @@ blocks, and the ``<|end|>`` token) sits inside ``{% generation %}`` markers, whi
 ``assistant_only_loss`` needs. ``trajforge.sft.policies.parse_completion`` is the inverse of
 how the template writes an assistant message. The result is saved with ``save_pretrained`` and
 loads back with ``AutoModelForCausalLM`` / ``AutoTokenizer.from_pretrained``.
+
+``tiny.system_prompt: false`` leaves the system message and the tool list out of the template
+altogether. A model trained from scratch on one domain cannot read a policy; it learns the
+policy and the tools from the demonstrations, and the system block (~880 of a single-intent
+conversation's ~2,000 tokens) only costs it compute and dilutes its attention when it must find
+a value in the dialogue to copy.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ END_TOKEN = "<|end|>"
 PAD_TOKEN = "<|pad|>"
 CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
 
-CHAT_TEMPLATE = (
+SYSTEM_BLOCK = (
     "{%- if messages[0].role == 'system' or tools %}<|system|>"
     "{%- if messages[0].role == 'system' %}{{ messages[0].content }}{% endif %}"
     "{%- if tools %}{{ '\\n# Tools' }}"
@@ -32,6 +38,8 @@ CHAT_TEMPLATE = (
     "is defined else {}) | join(', ') }}): {{ f.description | default('') }}"
     "{%- endfor %}{% endif %}"
     "<|end|>{%- endif %}"
+)
+DIALOGUE = (
     "{%- for message in messages %}"
     "{%- if message.role == 'assistant' %}<|assistant|>"
     "{%- generation %}"
@@ -46,6 +54,13 @@ CHAT_TEMPLATE = (
     "{%- endfor %}"
     "{%- if add_generation_prompt %}<|assistant|>{% endif %}"
 )
+CHAT_TEMPLATE = SYSTEM_BLOCK + DIALOGUE
+
+
+def chat_template(system_prompt: bool = True) -> str:
+    """The tiny chat template; without ``system_prompt`` it renders the dialogue only (see
+    ``TinyModelConfig.system_prompt``)."""
+    return CHAT_TEMPLATE if system_prompt else DIALOGUE
 
 
 class TinyModelConfig(BaseModel):
@@ -62,6 +77,7 @@ class TinyModelConfig(BaseModel):
     max_position_embeddings: int = Field(4096, ge=64)
     tokenizer_rows: int = Field(2000, ge=1, description="training rows the tokenizer learns from")
     split_digits: bool = Field(True, description="one token per digit, so ids copy digit by digit")
+    system_prompt: bool = Field(True, description="render the system message and the tool list")
 
 
 def conversation_text(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]) -> str:
@@ -80,7 +96,8 @@ def conversation_text(messages: Sequence[Mapping[str, Any]], tools: Sequence[Map
     return "\n".join(parts)
 
 
-def train_tokenizer(texts: Iterable[str], vocab_size: int, split_digits: bool = True) -> Any:
+def train_tokenizer(texts: Iterable[str], vocab_size: int, split_digits: bool = True,
+                    system_prompt: bool = True) -> Any:
     """A byte-level BPE (no unknown tokens) with the chat's special tokens and the template.
 
     With ``split_digits`` every digit is its own token (as in Llama's tokenizer). The ids of this
@@ -100,7 +117,7 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int, split_digits: bool = 
                                   show_progress=False)
     core.train_from_iterator(texts, trainer=trainer)
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, pad_token=PAD_TOKEN, eos_token=END_TOKEN)
-    tokenizer.chat_template = CHAT_TEMPLATE
+    tokenizer.chat_template = chat_template(system_prompt)
     return tokenizer
 
 
@@ -133,5 +150,5 @@ def build_tiny(rows: Iterable[Mapping[str, Any]], config: TinyModelConfig, seed:
         texts.append(conversation_text(row["messages"], row["tools"]))
     if not texts:
         raise ValueError("no training rows to learn a tokenizer from")
-    tokenizer = train_tokenizer(texts, config.vocab_size, config.split_digits)
+    tokenizer = train_tokenizer(texts, config.vocab_size, config.split_digits, config.system_prompt)
     return build_tiny_model(tokenizer, config, seed), tokenizer
