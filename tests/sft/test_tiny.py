@@ -102,3 +102,16 @@ def test_the_dialogue_only_template_drops_the_system_block_and_keeps_the_spans(t
     assert full.endswith(short) and short.startswith("<|user|>")
     assert sum(mask) > 0
     assert tokenizer.tokenize("95611") == ["9", "5", "6", "1", "1"]
+
+
+def test_split_spaces_makes_a_word_the_same_token_in_prose_and_in_json():
+    from trajforge.sft.tiny import train_tokenizer
+
+    texts = ["My email is lena.sato916@example.com.", '{"email": "lena.sato916@example.com"}'] * 5
+    text = 'My email is lena.sato916@example.com. {"email": "lena.sato916@example.com"}'
+    glued = train_tokenizer(texts, 400).tokenize(text)
+    assert "Ġlena" in glued and "lena" in glued  # two unrelated tokens for one name
+    spaced = train_tokenizer(texts, 400, split_spaces=True)
+    tokens = spaced.tokenize(text)
+    assert "Ġlena" not in tokens and tokens.count("lena") == 2
+    assert spaced.decode(spaced(text, add_special_tokens=False)["input_ids"]) == text

@@ -78,6 +78,8 @@ class TinyModelConfig(BaseModel):
     tokenizer_rows: int = Field(2000, ge=1, description="training rows the tokenizer learns from")
     split_digits: bool = Field(True, description="one token per digit, so ids copy digit by digit")
     system_prompt: bool = Field(True, description="render the system message and the tool list")
+    split_spaces: bool = Field(False, description="a space is its own token, so a word is the same token "
+                                                  "in prose and inside a JSON string")
 
 
 def conversation_text(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]) -> str:
@@ -97,20 +99,30 @@ def conversation_text(messages: Sequence[Mapping[str, Any]], tools: Sequence[Map
 
 
 def train_tokenizer(texts: Iterable[str], vocab_size: int, split_digits: bool = True,
-                    system_prompt: bool = True) -> Any:
+                    system_prompt: bool = True, split_spaces: bool = False) -> Any:
     """A byte-level BPE (no unknown tokens) with the chat's special tokens and the template.
 
     With ``split_digits`` every digit is its own token (as in Llama's tokenizer). The ids of this
     domain (orders, items, payment methods, zip codes) are digit strings the agent must copy
     from the dialogue into its calls; merged digit chunks split a new id in unpredictable places,
-    single digits make copying the same small step for every id."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    single digits make copying the same small step for every id.
+
+    With ``split_spaces`` a space is a token of its own. Byte-level BPE otherwise glues a word to
+    the space before it: the user's ``My email is lena...`` has ``Ġlena`` where the call's
+    ``{"email": "lena...`` has ``lena``, two unrelated tokens, so the first token of every value
+    the agent copies from prose is a lookup the model must learn name by name. Conversations get
+    about 30% longer."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     core = Tokenizer(models.BPE())
-    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    core.pre_tokenizer = (pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), byte_level])
-                          if split_digits else byte_level)
+    steps = []
+    if split_spaces:
+        steps.append(pre_tokenizers.Split(Regex(r"\s"), behavior="isolated"))
+    if split_digits:
+        steps.append(pre_tokenizers.Digits(individual_digits=True))
+    steps.append(pre_tokenizers.ByteLevel(add_prefix_space=False))
+    core.pre_tokenizer = pre_tokenizers.Sequence(steps) if len(steps) > 1 else steps[0]
     core.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(SPECIAL_TOKENS),
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
@@ -150,5 +162,6 @@ def build_tiny(rows: Iterable[Mapping[str, Any]], config: TinyModelConfig, seed:
         texts.append(conversation_text(row["messages"], row["tools"]))
     if not texts:
         raise ValueError("no training rows to learn a tokenizer from")
-    tokenizer = train_tokenizer(texts, config.vocab_size, config.split_digits, config.system_prompt)
+    tokenizer = train_tokenizer(texts, config.vocab_size, config.split_digits, config.system_prompt,
+                                config.split_spaces)
     return build_tiny_model(tokenizer, config, seed), tokenizer
