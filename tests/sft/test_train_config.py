@@ -44,3 +44,25 @@ def test_loss_curve_files(tmp_path):
     rows = list(csv.DictReader(csv_path.open()))
     assert [(r["step"], r["loss"], r["eval_loss"]) for r in rows] == [("10", "5.0", "4.5"), ("20", "4.0", "")]
     assert png_path is not None and png_path.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_renamed_training_arguments_are_accepted_under_either_name():
+    """transformers renamed gradient_checkpointing to activation_checkpointing; a config written
+    for one version loads with the other (seen on an accelerator with transformers 5.17)."""
+    from dataclasses import dataclass
+
+    from trajforge.sft.train import renamed_fields
+
+    @dataclass
+    class Old:
+        gradient_checkpointing: bool = False
+
+    @dataclass
+    class New:
+        activation_checkpointing: bool = False
+
+    assert renamed_fields(Old, {"activation_checkpointing": True, "lr": 1}) == {"gradient_checkpointing": True, "lr": 1}
+    assert renamed_fields(New, {"gradient_checkpointing": True}) == {"activation_checkpointing": True}
+    # where both are given, the name the installed version knows wins
+    assert renamed_fields(Old, {"activation_checkpointing": False, "gradient_checkpointing": True}) == \
+        {"gradient_checkpointing": True}

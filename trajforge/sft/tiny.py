@@ -11,9 +11,10 @@ loads back with ``AutoModelForCausalLM`` / ``AutoTokenizer.from_pretrained``.
 
 ``tiny.system_prompt: false`` leaves the system message and the tool list out of the template
 altogether. A model trained from scratch on one domain cannot read a policy; it learns the
-policy and the tools from the demonstrations, and the system block (~880 of a single-intent
-conversation's ~2,000 tokens) only costs it compute and dilutes its attention when it must find
-a value in the dialogue to copy.
+policy and the tools from the demonstrations, and the system block is ~880 of a single-intent
+conversation's ~2,000 tokens. Measured on CPU (benchmarks/results/sft_tiny_cpu-experiments.md,
+run C): 60% more steps in 15 minutes, but lower format validity (71% against 86%) and no
+copying of values either, so it is off by default.
 """
 
 from __future__ import annotations
@@ -111,7 +112,8 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int, split_digits: bool = 
     the space before it: the user's ``My email is lena...`` has ``Ġlena`` where the call's
     ``{"email": "lena...`` has ``lena``, two unrelated tokens, so the first token of every value
     the agent copies from prose is a lookup the model must learn name by name. Conversations get
-    about 30% longer."""
+    about 30% longer. Off by default: in 15 CPU minutes it did not make the tiny model copy
+    (run D of benchmarks/results/sft_tiny_cpu-experiments.md)."""
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 

@@ -91,7 +91,8 @@ def renamed_fields(cls: Any, values: dict[str, Any]) -> dict[str, Any]:
     for new, old in RENAMED:
         for have, want in ((new, old), (old, new)):
             if have in values and have not in names and want in names:
-                values[want] = values.pop(have)
+                value = values.pop(have)
+                values.setdefault(want, value)  # where both are given, the installed name's value wins
     return values
 
 
