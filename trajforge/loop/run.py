@@ -135,16 +135,13 @@ def run_loop(config: LoopConfig, progress: Callable[[str], None] | None = None) 
     from trajforge.rl.train import grpo_config, grpo_train
     from trajforge.schemas.arrow import trajectory_to_row, verdict_to_row
     from trajforge.sft.evaluate import Domains, heldout_blueprints
-    from trajforge.sft.policies import load_hf
+    from trajforge.sft.policies import load_hf, set_torch_threads
     from trajforge.store.catalog import refresh_catalog
     from trajforge.store.loop import write_loop_iteration, write_loop_shard, write_loop_tasks
 
     say = progress or (lambda _: None)
     grpo_config(config.grpo, str(Path(config.output_dir) / "trainer"))  # a bad grpo field fails first
-    if config.threads is not None:
-        import torch
-
-        torch.set_num_threads(config.threads)
+    set_torch_threads(config.threads)
     out = Path(config.tasks)
     output_dir = Path(config.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)

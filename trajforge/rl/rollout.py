@@ -38,7 +38,13 @@ from trajforge.schemas.trajectory import EpisodeSpec, TerminationReason, Traject
 from trajforge.simulation import EpisodeLimits, ScriptedUser, run_episode
 from trajforge.simulation.runner import AgentReply, PolicyFailure
 from trajforge.sft.evaluate import Domains
-from trajforge.sft.policies import BatchedGenerator, chat_messages, parse_completion
+from trajforge.sft.policies import (
+    BatchedGenerator,
+    chat_messages,
+    context_length,
+    parse_completion,
+    sampling_kwargs,
+)
 from trajforge.verifiers import verify
 
 TokenBatch = Callable[[list[list[int]]], list[list[int]]]
@@ -99,12 +105,9 @@ def token_generate_batch(model: Any, tokenizer: Any, settings: RolloutSettings, 
             ids[i, width - len(p):] = torch.tensor(p, dtype=torch.long)
             mask[i, width - len(p):] = 1
         kwargs: dict[str, Any] = {"max_new_tokens": settings.max_new_tokens, "eos_token_id": end,
-                                  "pad_token_id": pad}
-        if settings.temperature > 0:
-            torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=rng)))
-            kwargs.update(do_sample=True, temperature=settings.temperature, top_p=settings.top_p, top_k=0)
-        else:
-            kwargs.update(do_sample=False)
+                                  "pad_token_id": pad, **sampling_kwargs(settings.temperature, settings.top_p, rng)}
+        if kwargs["do_sample"]:
+            kwargs["top_k"] = 0  # the policy's own distribution (what GRPO's log-probs are of)
         was_training = model.training
         model.eval()
         with torch.no_grad():
@@ -191,8 +194,7 @@ class RolloutPlayer:
 
     def __post_init__(self) -> None:
         self._generate = token_generate_batch(self.model, self.tokenizer, self.settings, self.seed)
-        self._max_context = self.settings.max_context or int(
-            getattr(self.model.config, "max_position_embeddings", 4096) or 4096)
+        self._max_context = self.settings.max_context or context_length(self.model)
 
     def play(self, jobs: Sequence[tuple[TaskBlueprint, int]], run_id: str = "rl",
              generate: TokenBatch | None = None) -> list[Rollout]:

@@ -113,9 +113,6 @@ class RolloutLog:
 
     rollouts: list[tuple[int, Rollout]] = field(default_factory=list)
 
-    def outcomes(self) -> list[tuple[str, float, bool]]:
-        return [(r.blueprint.id, r.reward.reward, r.reward.passed) for _, r in self.rollouts]
-
 
 def make_rollout_func(player: RolloutPlayer, tasks: dict[str, TaskBlueprint], log: RolloutLog,
                       salt: str, run_id: str) -> Callable[[list[Any], Any], dict[str, Any]]:
@@ -196,13 +193,10 @@ def load_tasks(config: RLConfig) -> list[TaskBlueprint]:
 
 def train_rl(config: RLConfig) -> dict[str, Any]:
     """``trajforge train rl``: returns the summary also written to ``rl_summary.json``."""
-    from trajforge.sft.policies import load_hf
+    from trajforge.sft.policies import load_hf, set_torch_threads
     from trajforge.sft.train import time_limit
 
-    if config.threads is not None:
-        import torch
-
-        torch.set_num_threads(config.threads)
+    set_torch_threads(config.threads)
     grpo_config(config.grpo, config.output_dir)  # a bad grpo field fails before anything loads
     output_dir = Path(config.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)

@@ -410,10 +410,10 @@ class PreparedEvaluation:
 
 def prepare_evaluation(request: EvalRequest) -> PreparedEvaluation:
     spec = PolicySpec.parse(request.policy)
-    if request.threads is not None and spec.kind == "hf":
-        import torch
+    if spec.kind == "hf":
+        from trajforge.sft.policies import set_torch_threads
 
-        torch.set_num_threads(request.threads)
+        set_torch_threads(request.threads)
     if request.fresh is not None:
         blueprints = fresh_blueprints(request.fresh, request.fresh_seed)
         source = f"fresh:{request.fresh_seed}"

@@ -152,6 +152,26 @@ class GenerationSettings:
     seed: int = 0
 
 
+def set_torch_threads(threads: int | None) -> None:
+    """Torch's CPU threads for this process (None: leave torch's default). On a shared CPU one
+    thread can be several times faster than two (OpenMP workers spin-wait for each other)."""
+    if threads is not None:
+        import torch
+
+        torch.set_num_threads(threads)
+
+
+def sampling_kwargs(temperature: float, top_p: float, generator: Any) -> dict[str, Any]:
+    """``generate`` arguments for greedy decoding (temperature 0) or seeded sampling: each call
+    draws its torch seed from ``generator``, so a run's sequence of calls is reproducible."""
+    import torch
+
+    if temperature <= 0:
+        return {"do_sample": False}
+    torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=generator)))
+    return {"do_sample": True, "temperature": temperature, "top_p": top_p}
+
+
 def load_hf(path: str, device: str | None = None) -> tuple[Any, Any]:
     """(model, tokenizer) from a local folder or a Hub id; a clear error when neither loads."""
     import torch
@@ -185,12 +205,8 @@ def hf_generate_batch(model: Any, tokenizer: Any, settings: GenerationSettings) 
     def generate(prompts: list[str]) -> list[str]:
         batch = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(model.device)
         kwargs: dict[str, Any] = {"max_new_tokens": settings.max_new_tokens, "eos_token_id": end_ids,
-                                  "pad_token_id": tokenizer.pad_token_id}
-        if settings.temperature > 0:
-            torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=generator)))
-            kwargs.update(do_sample=True, temperature=settings.temperature, top_p=settings.top_p)
-        else:
-            kwargs.update(do_sample=False)
+                                  "pad_token_id": tokenizer.pad_token_id,
+                                  **sampling_kwargs(settings.temperature, settings.top_p, generator)}
         with torch.no_grad():
             output = model.generate(**batch, **kwargs)
         new = output[:, batch["input_ids"].shape[1]:]

@@ -270,10 +270,9 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
     from transformers.trainer_utils import get_last_checkpoint
     from trl import SFTTrainer
 
-    if config.threads is not None:
-        import torch
+    from trajforge.sft.policies import set_torch_threads
 
-        torch.set_num_threads(config.threads)
+    set_torch_threads(config.threads)
     output_dir = Path(config.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     last = get_last_checkpoint(str(output_dir)) if resume else None
