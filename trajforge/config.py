@@ -84,8 +84,14 @@ def load_yaml_config(model: type[M], path: Path | None = None, overrides: dict[s
     for key, value in (overrides or {}).items():
         if value is not None:
             _set(tree, key, value)
+    return validate_config(model, tree)
+
+
+def validate_config(model: type[M], values: dict[str, Any]) -> M:
+    """``model`` from plain values (a config file's tree, a flow's parameters); the first
+    validation error becomes a ``ConfigError`` naming the field."""
     try:
-        return model.model_validate(tree)
+        return model.model_validate(values)
     except ValidationError as exc:
         error = exc.errors()[0]
         field = ".".join(str(p) for p in error["loc"]) or "config"

@@ -21,11 +21,15 @@ from typing import Any
 
 from prefect import flow, get_run_logger
 
+from trajforge.config import validate_config
 from trajforge.errors import ConfigError
+from trajforge.sft.evaluate import EvalRequest
 
-DEFAULT_EVAL: dict[str, Any] = {"split": "test", "limit": None, "trials": 1, "max_turns": 20,
-                                "max_steps_per_turn": 12, "max_new_tokens": 256,
-                                "temperature": 0.0, "batch_size": 8, "seed": 0}
+# the evaluation options a deployment shows, with EvalRequest's defaults
+DEFAULT_EVAL: dict[str, Any] = {
+    name: EvalRequest.model_fields[name].default
+    for name in ("split", "limit", "trials", "max_turns", "max_steps_per_turn", "max_new_tokens", "temperature",
+                 "batch_size", "seed")}
 
 
 def _split_config(splits: list[float] | None, salt: str) -> Any:
@@ -100,7 +104,7 @@ def train_sft(config: dict[str, Any], resume: bool = False) -> dict[str, Any]:
     from trajforge.sft.train import TrainConfig
     from trajforge.sft.train import train_sft as run_training
 
-    summary = run_training(_validated(TrainConfig, config), resume=resume)
+    summary = run_training(validate_config(TrainConfig, config), resume=resume)
     get_run_logger().info("trained %s steps into %s", summary["global_step"], summary["output_dir"])
     return summary
 
@@ -117,22 +121,12 @@ def evaluate_policy(policy: str, out: str, split: str = "test", salt: str = "",
     the catalog's ``evaluations`` view. Returns the per-domain scores (pass@1, pass^k, ...).
     The parameters are ``trajforge.sft.evaluate.EvalRequest``'s."""
     values = dict(locals())  # the parameters, before anything else is bound
-    from trajforge.sft.evaluate import EvalRequest, prepare_evaluation, save_evaluation, summary_json
+    from trajforge.sft.evaluate import prepare_evaluation, save_evaluation, summary_json
 
-    result = prepare_evaluation(_validated(EvalRequest, values)).run()
+    result = prepare_evaluation(validate_config(EvalRequest, values)).run()
     path = save_evaluation(Path(out), result)
     get_run_logger().info("evaluated %s: %d episodes in %s", result.policy, len(result.rows), path)
     return {**summary_json(result), "episodes": len(result.rows), "path": str(path)}
-
-
-def _validated(model: Any, config: dict[str, Any]) -> Any:
-    from pydantic import ValidationError
-
-    try:
-        return model.model_validate(config)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        raise ConfigError(".".join(str(p) for p in error["loc"]) or "config", error["msg"]) from None
 
 
 @flow(name="train-rl", persist_result=False)
@@ -142,7 +136,7 @@ def train_rl(config: dict[str, Any]) -> dict[str, Any]:
     from trajforge.rl.train import RLConfig
     from trajforge.rl.train import train_rl as run_rl
 
-    summary = run_rl(_validated(RLConfig, config))
+    summary = run_rl(validate_config(RLConfig, config))
     get_run_logger().info("GRPO: %s steps, %s episodes, mean reward %s", summary["global_step"],
                           summary["episodes"], summary["mean_reward"])
     return summary
@@ -155,7 +149,7 @@ def resynthesis_loop(config: dict[str, Any]) -> dict[str, Any]:
     from trajforge.loop.run import LoopConfig, run_loop
 
     logger = get_run_logger()
-    result = run_loop(_validated(LoopConfig, config), progress=logger.info)
+    result = run_loop(validate_config(LoopConfig, config), progress=logger.info)
     return {"run_id": result.run_id, "initial_heldout_pass_at_1": result.initial_pass_at_1,
             "iterations": [r.model_dump(mode="json") for r in result.iterations],
             "plot": str(result.plot) if result.plot else None}
