@@ -22,7 +22,6 @@ build. The LLM modules are imported only by runs that use a model.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 import random
 import threading
@@ -50,6 +49,7 @@ from trajforge.schemas.arrow import (
 )
 from trajforge.schemas.blueprint import BlueprintRejection, ProposalRecord, TaskBlueprint
 from trajforge.schemas.config import RunConfig
+from trajforge.schemas.ids import hash_seed
 from trajforge.schemas.runs import RunOutcome, RunRecord
 from trajforge.schemas.trajectory import EpisodeSpec, Trajectory, Verdict
 from trajforge.simulation import EpisodeLimits, ScriptedAgent, ScriptedUser, choose_fault, run_episode
@@ -117,8 +117,7 @@ class JudgedBatch:
 
 
 def episode_seed(blueprint_id: str, slot: int, agent: str) -> int:
-    digest = hashlib.sha256(f"{blueprint_id}:{slot}:{agent}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> 1  # fits Arrow int64
+    return hash_seed(blueprint_id, slot, agent)
 
 
 class SimulationContext:

@@ -33,7 +33,7 @@ from trajforge.schemas.blueprint import (
     Volunteering,
 )
 from trajforge.schemas.config import GenerationConfig
-from trajforge.schemas.ids import content_id
+from trajforge.schemas.ids import content_id, hash_seed
 
 GENERATOR = "programmatic"
 VERSION = "1"
@@ -41,7 +41,7 @@ TRAITS = ("impatient", "detail-oriented", "friendly", "skeptical", "apologetic",
 
 
 def blueprint_seed(seed: int, index: int) -> int:
-    return int.from_bytes(hashlib.sha256(f"{seed}:{index}".encode()).digest()[:8], "big") >> 1  # int64
+    return hash_seed(seed, index)
 
 
 def sample_persona(rng: random.Random) -> Persona:

@@ -25,7 +25,6 @@ number) to get new ones.
 
 from __future__ import annotations
 
-import hashlib
 import random
 from dataclasses import dataclass, field
 
@@ -35,6 +34,7 @@ from trajforge.errors import ConfigError
 from trajforge.generators.compose import compose_blueprint, validate_blueprint
 from trajforge.generators.paraphrase import paraphrase_goal
 from trajforge.schemas.blueprint import EnvironmentRef, Provenance, TaskBlueprint
+from trajforge.schemas.ids import hash_seed
 
 GENERATOR = "resynthesis"
 VERSION = "1"
@@ -57,8 +57,7 @@ class ResynthesisResult:
 
 def variant_seed(parent_id: str, seed: int, attempt: int) -> int:
     """The seed of proposal ``attempt`` for ``parent_id``: independent of every other draw."""
-    digest = hashlib.sha256(f"resynthesis:{parent_id}:{seed}:{attempt}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> 1  # fits int64 (Parquet column)
+    return hash_seed("resynthesis", parent_id, seed, attempt)
 
 
 def _structure_diff(parent: TaskBlueprint, bp: TaskBlueprint) -> str:

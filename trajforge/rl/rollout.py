@@ -22,7 +22,6 @@ the actions taken. Generation is batched across the concurrent episodes
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from trajforge.environments.base import Domain
 from trajforge.rl.reward import EpisodeReward, RewardConfig, episode_reward
 from trajforge.schemas.blueprint import TaskBlueprint
+from trajforge.schemas.ids import hash_seed
 from trajforge.schemas.messages import AssistantMessage, Message
 from trajforge.schemas.trajectory import EpisodeSpec, TerminationReason, Trajectory, Verdict
 from trajforge.simulation import EpisodeLimits, ScriptedUser, run_episode
@@ -84,8 +84,7 @@ class Rollout:
 
 
 def rollout_seed(blueprint_id: str, salt: str, index: int) -> int:
-    digest = hashlib.sha256(f"{blueprint_id}:{salt}:{index}:rollout".encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> 1
+    return hash_seed(blueprint_id, salt, index, "rollout")
 
 
 def token_generate_batch(model: Any, tokenizer: Any, settings: RolloutSettings, seed: int) -> TokenBatch:

@@ -11,6 +11,13 @@ import json
 from typing import Any
 
 
+def hash_seed(*parts: Any) -> int:
+    """A seed derived from ``parts`` (joined with ``:``): the first 8 bytes of their SHA-256 as
+    a non-negative int that fits a signed 64-bit column, independent of every other draw."""
+    digest = hashlib.sha256(":".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
 def normalize(value: Any) -> Any:
     """Make a JSON-able value canonical: integral floats become ints, floats are rounded."""
     if isinstance(value, bool) or value is None or isinstance(value, (int, str)):

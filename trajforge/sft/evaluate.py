@@ -16,7 +16,6 @@ with JSON-object arguments, written in the policy's tool-call format.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import random
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -33,7 +32,7 @@ from trajforge.environments.registry import load_domain
 from trajforge.errors import ConfigError, StoreError
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.config import GatewayConfig, ModelConfig, UserSimulatorConfig
-from trajforge.schemas.ids import content_id
+from trajforge.schemas.ids import content_id, hash_seed
 from trajforge.schemas.messages import AssistantMessage
 from trajforge.schemas.trajectory import EpisodeSpec, Trajectory
 from trajforge.simulation import EpisodeLimits, ScriptedUser, run_episode
@@ -157,8 +156,7 @@ def score(rows: Iterable[dict[str, Any]], trials: int) -> list[DomainScore]:
 # --- episodes ---------------------------------------------------------------------------------
 
 def trial_seed(blueprint_id: str, trial: int) -> int:
-    digest = hashlib.sha256(f"{blueprint_id}:{trial}:eval".encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> 1
+    return hash_seed(blueprint_id, trial, "eval")
 
 
 @dataclass(frozen=True)
