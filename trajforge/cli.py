@@ -33,6 +33,16 @@ def _fail(exc: Exception) -> typer.Exit:
     return typer.Exit(code)
 
 
+def _config_values(overrides: list[str] | None, options: dict[str, Any]) -> dict[str, Any]:
+    """A command's config overrides: its ``--set KEY=VALUE`` ones, then the options it was
+    given (``None``: not given), keyed by their dotted config path."""
+    from trajforge.config import parse_override
+
+    values: dict[str, Any] = dict(parse_override(o) for o in overrides or [])
+    values.update({k: v for k, v in options.items() if v is not None})
+    return values
+
+
 @app.command()
 def build(
     config: Annotated[Optional[Path], typer.Option("--config", help="run config YAML")] = None,
@@ -66,12 +76,11 @@ def build(
 
     Runs as a Prefect flow: against PREFECT_API_URL when set, else a temporary local server
     whose state lives in OUT/.prefect."""
-    from trajforge.config import load_config, parse_override
+    from trajforge.config import load_config
     from trajforge.reporting import build_summary
 
     try:
-        values: dict[str, Any] = dict(parse_override(o) for o in overrides or [])
-        values.update({k: v for k, v in {
+        values = _config_values(overrides, {
             "store.out": str(out_dir) if out_dir else None, "generation.n_blueprints": n,
             "generation.seed": seed, "domain.name": domain, "store.workers": workers,
             "store.shard_size": shard_size, "simulation.agent_model.model": agent_model,
@@ -79,7 +88,7 @@ def build(
             "simulation.gateway.max_cost_usd": max_cost_usd,
             "simulation.concurrency": concurrency, "orchestration.runner": runner,
             "orchestration.address": address, "diversity.select": select,
-            "diversity.dedup_threshold": dedup_threshold}.items() if v is not None})
+            "diversity.dedup_threshold": dedup_threshold})
         if api_base is not None:
             for role, given in (("agent_model", agent_model), ("user_model", user_model)):
                 if given is not None:
@@ -187,12 +196,10 @@ def deploy(
     """Register a scheduled build with a Prefect server (PREFECT_API_URL). A worker runs it:
     `prefect worker start --pool POOL`; or pass --serve to run it from this process. With
     --train-config each run is build -> export -> train sft -> eval (trajforge-build-train-eval)."""
-    from trajforge.config import load_config, parse_override
+    from trajforge.config import load_config
 
     try:
-        values: dict[str, Any] = dict(parse_override(o) for o in overrides or [])
-        if out_dir is not None:
-            values["store.out"] = str(out_dir)
+        values = _config_values(overrides, {"store.out": str(out_dir) if out_dir else None})
         cfg = load_config(config, values)
         if grow < 0:
             raise ConfigError("--grow", f"{grow} is negative")
@@ -417,15 +424,12 @@ def train_sft_command(
     resume: Annotated[bool, typer.Option("--resume", help="continue from the last checkpoint in --output-dir")] = False,
 ) -> None:
     """Fine-tune a causal LM on the sft export with TRL's SFTTrainer (assistant-only loss)."""
-    from trajforge.config import parse_override
 
     try:
         from trajforge.sft.train import load_train_config, train_sft
 
-        values: dict[str, Any] = dict(parse_override(o) for o in overrides or [])
-        values.update({k: v for k, v in {"model": model, "data": data,
-                                         "output_dir": str(output_dir) if output_dir else None}.items()
-                       if v is not None})
+        values = _config_values(overrides, {"model": model, "data": data,
+                                            "output_dir": str(output_dir) if output_dir else None})
         cfg = load_train_config(config, values)
         summary = train_sft(cfg, resume=resume)
     except ImportError as exc:
@@ -451,15 +455,12 @@ def train_rl_command(
 ) -> None:
     """GRPO on environment rewards: the policy plays whole episodes against the scripted user,
     the verifiers score them, and TRL's GRPOTrainer trains the policy's own tokens."""
-    from trajforge.config import parse_override
 
     try:
         from trajforge.rl.train import load_rl_config, train_rl
 
-        values: dict[str, Any] = dict(parse_override(o) for o in overrides or [])
-        values.update({k: v for k, v in {"model": model, "tasks": tasks,
-                                         "output_dir": str(output_dir) if output_dir else None}.items()
-                       if v is not None})
+        values = _config_values(overrides, {"model": model, "tasks": tasks,
+                                            "output_dir": str(output_dir) if output_dir else None})
         summary = train_rl(load_rl_config(config, values))
     except ImportError as exc:
         raise _fail(ConfigError("train", f"needs the train extra (pip install -e '.[train]'): {exc}")) from None
@@ -483,15 +484,12 @@ def loop_command(
 ) -> None:
     """The online boundary-sample resynthesis loop: rollout, reward, detect boundary tasks,
     resynthesize variants of them, train; per-iteration rows in the catalog's loop_iterations."""
-    from trajforge.config import parse_override
 
     try:
         from trajforge.loop.run import load_loop_config, run_loop
 
-        values: dict[str, Any] = dict(parse_override(o) for o in overrides or [])
-        values.update({k: v for k, v in {"model": model, "tasks": tasks, "iterations": iterations,
-                                         "output_dir": str(output_dir) if output_dir else None}.items()
-                       if v is not None})
+        values = _config_values(overrides, {"model": model, "tasks": tasks, "iterations": iterations,
+                                            "output_dir": str(output_dir) if output_dir else None})
         result = run_loop(load_loop_config(config, values), progress=None if quiet else err.print)
     except ImportError as exc:
         raise _fail(ConfigError("loop", f"needs the train extra (pip install -e '.[train]'): {exc}")) from None
