@@ -23,7 +23,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -185,7 +185,7 @@ def run_diversity(config: RunConfig, run_id: str, progress: Progress | None = No
     n = len(cand)
     summary: dict[str, Any] = {
         "selection_id": sel_id, "run_id": run_id, "candidates": n,
-        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "config": cfg.model_dump(mode="json"), "orders": [("inf" if math.isinf(q) else f"{q:g}") for q in ORDERS],
     }
     if n == 0:

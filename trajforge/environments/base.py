@@ -92,7 +92,7 @@ class TrackedTable(dict):  # type: ignore[type-arg]
         self.dirty.update(self.keys())
         super().clear()
 
-    def __ior__(self, other: Any) -> "TrackedTable":
+    def __ior__(self, other: Any) -> TrackedTable:
         self.update(other)
         return self
 
@@ -117,7 +117,7 @@ class State(BaseModel):
     def tables(cls) -> tuple[str, ...]:
         return tuple(cls.model_fields)
 
-    def fresh_copy(self) -> "State":
+    def fresh_copy(self) -> State:
         """A new state sharing the (immutable) records: writes replace entries, not records."""
         return type(self).model_construct(**{t: TrackedTable(getattr(self, t)) for t in self.tables()})
 
@@ -344,7 +344,7 @@ class Domain(ABC):
     def fresh_state(self) -> State:
         return self.template.fresh_copy()
 
-    def environment(self, state: State | None = None) -> "Environment":
+    def environment(self, state: State | None = None) -> Environment:
         return Environment(self, state if state is not None else self.fresh_state())
 
     def tool_specs(self) -> tuple[ToolSpec, ...]:

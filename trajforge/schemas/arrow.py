@@ -13,7 +13,6 @@ from typing import Any
 import pyarrow as pa
 
 from trajforge.schemas.blueprint import (
-    ProposalRecord,
     BlueprintRejection,
     DisclosureStep,
     EnvironmentRef,
@@ -21,6 +20,7 @@ from trajforge.schemas.blueprint import (
     GroundTruthCall,
     Intent,
     Persona,
+    ProposalRecord,
     Provenance,
     RequiredOutput,
     StateChange,

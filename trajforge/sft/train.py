@@ -177,8 +177,8 @@ def load_model(config: TrainConfig, train_rows: Any, resume_from: Path | None) -
     kwargs: dict[str, Any] = {}
     if config.quantization is not None:
         try:
-            from transformers import BitsAndBytesConfig
             import bitsandbytes  # noqa: F401  # type: ignore[import-not-found]
+            from transformers import BitsAndBytesConfig
         except ImportError:
             raise ConfigError("quantization", "QLoRA needs bitsandbytes and a GPU: pip install bitsandbytes") from None
         kwargs["quantization_config"] = BitsAndBytesConfig(load_in_4bit=config.quantization == "4bit",

@@ -20,18 +20,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from trajforge.errors import StoreError
-from trajforge.schemas.runs import RUN_RECORD_SCHEMA
-from trajforge.store.runs import run_record_files
 from trajforge.schemas.arrow import DIVERSITY_TABLES
+from trajforge.schemas.runs import RUN_RECORD_SCHEMA
 from trajforge.store.derived import derived_files
 from trajforge.store.evaluations import EVALUATION_SCHEMA, evaluation_files
 from trajforge.store.loop import LOOP_TABLES, loop_files
+from trajforge.store.runs import run_record_files
 from trajforge.store.shards import (
     RUN_INFO_FILE,
     RUNS_DIR,
     TABLES,
-    fsync_dir,
     completed_files,
+    fsync_dir,
     write_parquet_atomic,
 )
 

@@ -39,7 +39,7 @@ class SplitConfig(Record):
                                             description="goal-text Jaccard that flags contamination")
 
     @model_validator(mode="after")
-    def _sum_to_one(self) -> "SplitConfig":
+    def _sum_to_one(self) -> SplitConfig:
         if abs(self.train + self.validation + self.test - 1.0) > 1e-9:
             raise ValueError("train + validation + test must sum to 1")
         return self
@@ -178,7 +178,7 @@ def contamination(goals: Mapping[str, str], splits: Mapping[str, Split],
 
 def split_counts(splits: Mapping[str, Split], ids: Iterable[str]) -> dict[Split, int]:
     """How many of ``ids`` (blueprint ids, one per record) fall in each split."""
-    counts: dict[Split, int] = {s: 0 for s in SPLITS}
+    counts: dict[Split, int] = dict.fromkeys(SPLITS, 0)
     for bp in ids:
         counts[splits[bp]] += 1
     return counts

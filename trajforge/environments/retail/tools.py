@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trajforge.environments.base import Toolkit, ToolKind, tool
+from trajforge.environments.base import ToolKind, Toolkit, tool
 from trajforge.environments.retail.data import (
     Address,
     Customer,

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+
 from trajforge.verifiers.diversity.blas import map_blocks, one_blas_thread, usable_cpus
 from trajforge.verifiers.diversity.vendi import CovarianceAccumulator, normalize_rows
 
@@ -366,7 +367,7 @@ def allocate(sizes: dict[Hashable, int], k: int, how: Allocation = "proportional
     while remaining > 0:
         open_keys = [s for s in keys if quota[s] < sizes[s]]
         if how == "balanced":
-            weights = {s: 1.0 for s in open_keys}
+            weights = dict.fromkeys(open_keys, 1.0)
         else:
             weights = {s: float(sizes[s] - quota[s]) for s in open_keys}
         wsum = sum(weights.values())
