@@ -54,7 +54,7 @@ def minilm_dialogues(blueprints: int = 600, view: str = "user", cache: Path | No
     os.environ["HF_HUB_OFFLINE"] = "1"
     from trajforge.config import load_config
     from trajforge.curation import load_candidates
-    from trajforge.pipeline import run_build
+    from trajforge.store.builds import run_build
     from trajforge.verifiers.diversity.embedders import make_embedder
 
     with tempfile.TemporaryDirectory(prefix="bench-dialogues-") as out:

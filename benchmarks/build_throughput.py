@@ -175,7 +175,7 @@ def measure_one(workers: int, episodes: int, shard_size: int, out: Path) -> dict
     import psutil
 
     from trajforge.config import load_config
-    from trajforge.pipeline import run_build
+    from trajforge.store.builds import run_build
     from trajforge.store.catalog import query
 
     probe = load_config(None, {"store.out": str(out)})

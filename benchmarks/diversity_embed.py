@@ -41,7 +41,7 @@ def main() -> None:
 
     from trajforge.config import load_config
     from trajforge.curation import load_candidates
-    from trajforge.pipeline import run_build
+    from trajforge.store.builds import run_build
     from trajforge.verifiers.diversity.embedders import make_embedder
 
     out = Path(tempfile.mkdtemp(prefix="embed-bench-"))

@@ -47,7 +47,7 @@ def main() -> None:
 
     from trajforge.config import load_config
     from trajforge.curation import load_candidates
-    from trajforge.pipeline import run_build
+    from trajforge.store.builds import run_build
     from trajforge.store import query
     from trajforge.verifiers.diversity.dedup import remove_near_duplicates
     from trajforge.verifiers.diversity.embedders import make_embedder

@@ -57,7 +57,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="trajforge-export-bench-") as tmp:
         out = args.out or Path(tmp) / "build"
         from trajforge.config import load_config
-        from trajforge.pipeline import run_build
+        from trajforge.store.builds import run_build
 
         t = time.perf_counter()
         run_build(load_config(None, {"store.out": str(out), "generation.n_blueprints": args.blueprints,

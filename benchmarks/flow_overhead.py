@@ -90,7 +90,7 @@ class CpuMeter:
 
 
 def child_direct(out: Path, episodes: int, shard_size: int | None) -> dict[str, Any]:
-    from trajforge.pipeline import run_build
+    from trajforge.store.builds import run_build
     from trajforge.store import query
 
     config = _config(out, episodes, shard_size)

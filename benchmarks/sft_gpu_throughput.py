@@ -22,7 +22,7 @@ def main() -> None:
     import torch
 
     from trajforge.config import load_config
-    from trajforge.pipeline import run_build
+    from trajforge.store.builds import run_build
     from trajforge.sft.train import TrainConfig, train_sft
     from trajforge.store.export_writer import write_export
     from test_gpu import SIZE_100M  # the size the gpu test trains

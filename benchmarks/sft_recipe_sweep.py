@@ -44,7 +44,7 @@ def run(args: list[str], log: Path, timeout: float) -> float:
 
 BUILD = """import json, sys
 from trajforge.config import load_config
-from trajforge.pipeline import run_build
+from trajforge.store.builds import run_build
 run_build(load_config(None, json.loads(sys.argv[1])))
 """
 

@@ -15,7 +15,7 @@ from trajforge.errors import StoreError
 from trajforge.store import CATALOG_FILE, query
 
 if TYPE_CHECKING:
-    from trajforge.pipeline import BuildResult
+    from trajforge.store.builds import BuildResult
     from trajforge.schemas.config import RunConfig
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from trajforge.config import load_config
 from trajforge.errors import ConfigError
-from trajforge.pipeline import run_build
+from trajforge.store.builds import run_build
 from trajforge.store import query
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -33,7 +33,7 @@ def policy(tmp_path_factory):
     # the build's own body, without the Prefect flow around it (the flow has its tests; an
     # accelerator machine that runs the gpu tests below may have no Prefect)
     from trajforge.config import load_config
-    from trajforge.pipeline import run_build
+    from trajforge.store.builds import run_build
 
     run_build(load_config(None, {"store.out": str(data), "generation.n_blueprints": 40}))
     for args in (["export", "--out", str(data), "--to", str(export), "--format", "sft"],

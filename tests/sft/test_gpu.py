@@ -17,7 +17,7 @@ SIZE_100M = {"vocab_size": 8000, "hidden_size": 768, "intermediate_size": 2048, 
 
 def test_a_100m_model_trains_in_bf16_and_reports_tokens_per_second(tmp_path):
     from trajforge.config import load_config
-    from trajforge.pipeline import run_build
+    from trajforge.store.builds import run_build
     from trajforge.sft.train import TrainConfig, train_sft
     from trajforge.store.export_writer import write_export
 

@@ -150,7 +150,7 @@ def _datasets_cache(tmp_path_factory: pytest.TempPathFactory):
 def default_build(tmp_path_factory: pytest.TempPathFactory):
     """``trajforge build`` with the embedded default config (300 blueprints, oracle + faulty)."""
     from trajforge.config import load_config
-    from trajforge.pipeline import run_build
+    from trajforge.store.builds import run_build
 
     out = tmp_path_factory.mktemp("default-build")
     config = load_config(None, {"store.out": str(out)})

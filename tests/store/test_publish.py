@@ -253,7 +253,7 @@ def test_a_build_without_failures_exports_no_preferences(tmp_path: Path) -> None
     """Oracle-only runs have no failing trajectory: the preferences config is left out of the
     folder and the card, and everything else still exports."""
     from trajforge.config import load_config
-    from trajforge.pipeline import run_build
+    from trajforge.store.builds import run_build
 
     out = tmp_path / "build"
     run_build(load_config(None, {"store.out": str(out), "generation.n_blueprints": 12,

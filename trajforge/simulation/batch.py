@@ -1,0 +1,108 @@
+"""The build's simulation stage for one batch: every blueprint played by every configured agent.
+
+The k-th oracle and the k-th faulty episode of a blueprint are twins: they are played from the
+same episode seed, so they hear the same user and phrase alike up to the injected fault, and
+their first divergent message is the fault itself (what a preference pair needs, see
+``store/exports``). The fault of a faulty episode is drawn from a seed of its own slot.
+
+When the budget stops new episodes, only the blueprints below the first one with an unstarted
+episode are kept (``SimulatedBatch.stop``), so the manifest's ranges stay exact and a resumed
+run finishes the rest.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from trajforge.generators.batch import GeneratedBatch
+from trajforge.schemas.config import RunConfig
+from trajforge.schemas.ids import hash_seed
+from trajforge.schemas.trajectory import Trajectory
+from trajforge.simulation.agents import choose_fault
+from trajforge.simulation.episodes import (
+    AgentFactory,
+    EpisodeContext,
+    EpisodeJob,
+    EpisodePlayer,
+    UserFactory,
+    llm_agents,
+    llm_users,
+    scripted_agents,
+    scripted_users,
+)
+from trajforge.simulation.runner import AgentPolicy, EpisodeLimits
+from trajforge.simulation.worker_state import SimulationContext
+
+
+@dataclass
+class SimulatedBatch:
+    """The episodes of a batch's blueprints (``skipped``: faulty episodes of blueprints that admit
+    no fault). ``stop`` < the batch's stop when the budget ran out: only blueprints below it are
+    complete, and the episodes of the rest are dropped (their cost is ``discarded_usd``)."""
+
+    trajectories: list[Trajectory]
+    skipped: int
+    stop: int
+    discarded_usd: float = 0.0
+    budget_stopped: bool = False
+
+
+def episode_seed(blueprint_id: str, slot: int, agent: str) -> int:
+    return hash_seed(blueprint_id, slot, agent)
+
+
+def build_player(config: RunConfig, ctx: SimulationContext) -> EpisodePlayer:
+    """The player of a build's episodes: the configured agents (a job's ``agent`` says which)
+    and user, scripted or model-backed, on the thread's context."""
+    sim = config.simulation
+    make_user: UserFactory = scripted_users
+    llm_agent: AgentFactory | None = None
+    if "llm" in sim.agents:
+        assert ctx.gateway is not None and sim.agent_model is not None
+        llm_agent = llm_agents(ctx.gateway, sim.agent_model)
+    if sim.user_model is not None:
+        assert ctx.gateway is not None
+        make_user = llm_users(ctx.gateway, sim.user_model, sim.user_simulator)
+
+    def make_agent(episode: EpisodeContext) -> AgentPolicy:
+        if episode.agent == "llm" and llm_agent is not None:
+            return llm_agent(episode)
+        return scripted_agents(episode)
+
+    return EpisodePlayer(lambda _: ctx.domain, make_agent, make_user,
+                         EpisodeLimits(sim.max_turns, sim.max_steps_per_turn), run_id=config.run_id(),
+                         concurrency=ctx.concurrency,
+                         episode_timeout_s=sim.gateway.episode_timeout_s if ctx.gateway else None)
+
+
+def simulate_batch(config: RunConfig, generated: GeneratedBatch, ctx: SimulationContext) -> SimulatedBatch:
+    """One episode per blueprint per configured agent, in blueprint then agent order."""
+    sim = config.simulation
+    jobs: list[EpisodeJob[None]] = []
+    skipped_at: list[int] = []  # blueprint index of each skipped faulty episode
+    for bp in generated.blueprints:
+        for slot, kind in enumerate(sim.agents):
+            fault = None
+            if kind == "faulty":
+                fault = choose_fault(bp, ctx.domain, random.Random(episode_seed(bp.id, slot, kind)),
+                                     sim.fault_kinds)
+                if fault is None:
+                    skipped_at.append(bp.provenance.index)
+                    continue
+            twin = sim.agents[:slot].count(kind)
+            jobs.append(EpisodeJob(bp, episode_seed(bp.id, twin, "episode"), fault, agent=kind))
+    played = ctx.loop.run_until_complete(
+        build_player(config, ctx).play_all(jobs, may_start=lambda: not ctx.exhausted()))
+    unstarted = {job.blueprint.provenance.index for job, p in zip(jobs, played, strict=True) if p is None}
+    stop = min(unstarted) if unstarted else generated.stop
+    kept: list[Trajectory] = []
+    discarded = 0.0
+    for job, p in zip(jobs, played, strict=True):
+        if job.blueprint.provenance.index >= stop:
+            if p is not None:
+                discarded += p.trajectory.cost_usd or 0.0
+        elif p is not None:
+            kept.append(p.trajectory)
+    skipped = sum(index < stop for index in skipped_at)
+    return SimulatedBatch(kept, skipped, stop, discarded, budget_stopped=bool(unstarted))

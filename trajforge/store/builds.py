@@ -1,0 +1,305 @@
+"""Building a run: the one executor that computes a run's batches, commits them and records the
+invocation, whoever computes the batches.
+
+``execute_build`` plans every batch of ``[0, n)`` (the committed shards as they are, the gaps cut
+at multiples of ``store.shard_size``, the same boundaries an uninterrupted build has), submits them
+through a ``Submit`` function with a bounded window in flight, and, in this process, the single
+writer of the manifest: persists each computed batch's spend, then checks its files against their
+checksums and commits them, counts cache hits and adoptions, stops submitting once the budget is
+spent, and writes the invocation's ``runs`` record when it starts and when it ends (``failed``
+with the error if anything raised). Two callers provide the ``Submit``:
+
+- the ``build-dataset`` Prefect flow (``flows/build.py``): one ``build-batch`` task per batch,
+  cached by Prefect, on the configured task runner (``trajforge build``);
+- ``run_build`` here: ``compute_batch`` in this process or over ``store.workers`` worker
+  processes, without Prefect (the baseline the benchmarks compare the flow against, and a quick
+  way for tests to make a dataset).
+
+Because blueprint ``i`` and its scripted episodes depend only on the config and ``i``, any
+batching, runner or resumption ends with exactly the rows of one uninterrupted build.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from trajforge.generators.batch import generate_batch
+from trajforge.schemas.config import RunConfig
+from trajforge.schemas.runs import RunOutcome, RunRecord
+from trajforge.simulation.batch import simulate_batch
+from trajforge.simulation.worker_state import (
+    SimulationContext,
+    invocation_budget,
+    release_invocation,
+    thread_context,
+)
+from trajforge.store.catalog import refresh_catalog
+from trajforge.store.rows import batch_rows, batch_tables, summarize_batch
+from trajforge.store.runs import BatchSummary, finish_record, record_batch_spend, start_record, write_run_record
+from trajforge.store.shards import RunStore, ShardRecord
+from trajforge.verifiers.batch import judge_batch, verify_batch
+
+if TYPE_CHECKING:
+    from trajforge.simulation.llm import Budget
+
+Progress = Callable[[BatchSummary], None]
+Log = Callable[[str], None]
+
+
+class PendingBatch(Protocol):
+    """A submitted batch: its summary when done, and whether a cache answered it."""
+
+    def result(self) -> BatchSummary: ...
+
+    def wait(self) -> None: ...
+
+    def cached(self) -> bool: ...
+
+
+# (range, the shard the manifest holds for it, recompute even if cached) -> the pending batch
+Submit = Callable[[tuple[int, int], ShardRecord | None, bool], PendingBatch]
+
+
+@dataclass
+class BuildResult:
+    """What one build invocation did."""
+
+    run_id: str
+    out: Path
+    shards_done: int  # batches computed
+    shards_skipped: int  # batches found done: cached or adopted
+    seconds: float
+    summaries: list[BatchSummary]
+    spent_usd: float = 0.0  # the run's model spend over every invocation
+    budget_stopped: bool = False
+    cached: int = 0
+    adopted: int = 0
+    invocation_id: str = ""
+    runner: str = "direct"
+    record: RunRecord | None = None
+    startup_seconds: float = 0.0  # the Prefect server's, when the flow started one
+    flow_seconds: float = 0.0  # inside the flow, when run as one
+    diversity: Any = None  # curation.DiversityResult when diversity.select/dedup_threshold is set
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def budget_for(config: RunConfig, invocation: str) -> Budget | None:
+    """This process's budget of the invocation, brought up to what the run has spent (``None``
+    without models)."""
+    if not config.uses_models():
+        return None
+    return invocation_budget(config, invocation, RunStore(config.store.out, config.run_id()).spent_usd())
+
+
+def process_batch(config: RunConfig, start: int, stop: int,
+                  ctx: SimulationContext) -> tuple[dict[str, list[dict[str, Any]]], BatchSummary]:
+    """Indices ``[start, stop)`` through every stage on ``ctx``: the rows per table (nothing is
+    written) and the summary, whose ``stop`` is where a budget stop cut the batch."""
+    began = time.perf_counter()
+    generated = generate_batch(config, start, stop, ctx.domain, ctx)
+    simulated = simulate_batch(config, generated, ctx)
+    verdicts = verify_batch(config, simulated.trajectories, generated.blueprints, ctx.domain)
+    judged = judge_batch(config, simulated.trajectories, verdicts, generated.blueprints, ctx)
+    rows = batch_rows(config, generated, simulated, verdicts, judged)
+    return rows, summarize_batch(generated, simulated, verdicts, time.perf_counter() - began, judged)
+
+
+def compute_batch(config: RunConfig, start: int, stop: int, invocation: str = "",
+                  committed: ShardRecord | None = None) -> BatchSummary:
+    """One batch through every stage on this thread's context, its files written (not
+    committed). A batch the manifest already holds, intact, is adopted rather than recomputed;
+    a budget already spent computes nothing."""
+    store = RunStore(config.store.out, config.run_id())
+    if committed is not None and store.intact(committed):
+        return BatchSummary(start=committed.start, stop=committed.stop, shard=committed, adopted=True)
+    budget = budget_for(config, invocation)
+    if budget is not None and budget.exhausted():
+        return BatchSummary(start=start, stop=start, budget_stopped=True)
+    rows, summary = process_batch(config, start, stop, thread_context(config, invocation, budget))
+    if summary.stop > start:
+        summary.shard = store.write_shard_files(start, summary.stop, batch_tables(rows))
+    return summary
+
+
+def prepare_run(config: RunConfig, grow: int = 0) -> tuple[RunConfig, RunStore]:
+    """The run's folder made ready and its ``run.json`` written; ``grow`` > 0 extends the run by
+    that many blueprints past what is committed (the config returned says how many in all)."""
+    store = RunStore(config.store.out, config.run_id())
+    store.prepare()
+    if grow > 0:
+        n = max(config.generation.n_blueprints, max((r.stop for r in store.completed()), default=0) + grow)
+        config = config.model_copy(update={"generation": config.generation.model_copy(update={"n_blueprints": n})})
+    store.write_run_info({"run_id": store.run_id, "name": config.name,
+                          "config": config.model_dump_json(exclude={"store", "orchestration", "diversity"}),
+                          "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+    return config, store
+
+
+def plan_batches(store: RunStore, n: int, shard_size: int) -> tuple[list[tuple[int, int]], dict[tuple[int, int], ShardRecord]]:
+    """Every batch of ``[0, n)``: the committed shards as they are, the gaps cut at multiples of
+    ``shard_size``; and the committed shards by range."""
+    committed = {(r.start, r.stop): r for r in store.completed() if r.stop <= n}
+    return sorted([*committed, *store.pending_ranges(n, shard_size)]), committed
+
+
+def execute_build(config: RunConfig, store: RunStore, submit: Submit, *, invocation: str, runner: str,
+                  flow_name: str | None, parameters: dict[str, Any], window: int,
+                  progress: Progress | None = None, log: Log | None = None,
+                  warn: Log | None = None) -> BuildResult:
+    """Compute, commit and record every missing batch of the run (see the module note)."""
+    began = time.perf_counter()
+    say = log or (lambda _: None)
+    record = start_record(config, store, invocation, runner, flow_name, parameters)
+    plan, committed = plan_batches(store, config.generation.n_blueprints, config.store.shard_size)
+    computed: list[BatchSummary] = []
+    cached = adopted = 0
+    stopped = False  # a batch was cut short by the budget, or a batch was never started
+    # this process's share of the invocation's budget: with batches in this process, the very
+    # one they spend from; with others, kept up to date from the spend committed here
+    budget = budget_for(config, invocation)
+    inflight: deque[tuple[tuple[int, int], PendingBatch]] = deque()
+    try:
+        queue = deque(plan)
+        while queue or inflight:
+            while queue and len(inflight) < window:
+                rng = queue.popleft()
+                if rng not in committed and (stopped or (budget is not None and budget.exhausted())):
+                    stopped = True  # the budget is spent: no new batch starts
+                    continue
+                inflight.append((rng, submit(rng, committed.get(rng), False)))
+            if not inflight:
+                break
+            rng, pending = inflight.popleft()
+            summary, hit = pending.result(), pending.cached()
+            shard = summary.shard
+            if shard is not None and not store.intact(shard):  # cached files gone or changed
+                if rng in committed and store.intact(committed[rng]):
+                    # the manifest holds other, intact files for it (written since): keep those
+                    shard = committed[rng]
+                    summary, hit = BatchSummary(start=rng[0], stop=rng[1], shard=shard, adopted=True), False
+                else:
+                    (warn or say)(f"batch {rng[0]}-{rng[1]}: cached files missing or changed; recomputing")
+                    summary, hit = submit(rng, committed.get(rng), True).result(), False
+                    shard = summary.shard
+            if not (hit or summary.adopted):
+                record_batch_spend(store, config, summary)  # spend first, then the shard
+                computed.append(summary)
+                stopped = stopped or summary.budget_stopped
+                if budget is not None:
+                    budget.at_least(store.spent_usd())
+            if shard is not None and committed.get(rng) != shard:
+                store.commit(shard)
+            cached += hit
+            adopted += summary.adopted
+            say(f"batch {rng[0]}-{rng[1]}: " + ("cache hit" if hit else "adopted" if summary.adopted
+                                               else f"computed, budget stop at {summary.stop}"
+                                               if summary.budget_stopped else "computed"))
+            if progress is not None:
+                progress(summary if not (hit or summary.adopted) else BatchSummary(start=rng[0], stop=rng[1]))
+        refresh_catalog(store.out)
+    except BaseException as exc:
+        for _, still in inflight:  # let batches still running finish before their loops close
+            still.wait()
+        write_run_record(store.out, finish_record(record, computed, len(plan), cached, adopted,
+                                                  time.perf_counter() - began, RunOutcome.failed,
+                                                  f"{type(exc).__name__}: {exc}"))
+        try:
+            refresh_catalog(store.out)
+        except Exception:  # noqa: BLE001 - the build's own error is the one to report
+            pass
+        raise
+    finally:
+        release_invocation(invocation)
+    final = finish_record(record, computed, len(plan), cached, adopted, time.perf_counter() - began,
+                          RunOutcome.completed, None, stopped)
+    write_run_record(store.out, final)
+    refresh_catalog(store.out)  # the finished record in the runs view
+    if stopped and warn is not None:
+        warn(f"the budget of ${config.simulation.gateway.max_cost_usd} is spent: the build stopped with what it has")
+    return BuildResult(run_id=store.run_id, out=Path(store.out), shards_done=len(computed),
+                       shards_skipped=cached + adopted, seconds=time.perf_counter() - began,
+                       summaries=computed, spent_usd=store.spent_usd() if config.uses_models() else 0.0,
+                       budget_stopped=stopped, cached=cached, adopted=adopted, invocation_id=record.id,
+                       runner=runner, record=final)
+
+
+class _Done:
+    """A batch computed in this process, at submission."""
+
+    def __init__(self, summary: BatchSummary) -> None:
+        self._summary = summary
+
+    def result(self) -> BatchSummary:
+        return self._summary
+
+    def wait(self) -> None:
+        pass
+
+    def cached(self) -> bool:
+        return False
+
+
+class _InPool:
+    """A batch computing in a worker process."""
+
+    def __init__(self, future: Future[BatchSummary]) -> None:
+        self._future = future
+
+    def result(self) -> BatchSummary:
+        return self._future.result()
+
+    def wait(self) -> None:
+        self._future.exception()
+
+    def cached(self) -> bool:
+        return False
+
+
+def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResult:
+    """Build (or finish building) the run this config describes without Prefect: the batches in
+    this process, or over ``store.workers`` worker processes (at most ``workers + 1`` in flight,
+    committed in order). ``trajforge build`` runs the ``build-dataset`` flow instead."""
+    began = time.perf_counter()
+    config, store = prepare_run(config)
+    invocation = uuid.uuid4().hex
+    workers = config.store.workers
+    parameters = {"store": config.store.model_dump(mode="json")}
+    if workers <= 1:
+        def inline(rng: tuple[int, int], committed: ShardRecord | None, refresh: bool) -> PendingBatch:
+            return _Done(compute_batch(config, rng[0], rng[1], invocation, None if refresh else committed))
+
+        result = execute_build(config, store, inline, invocation=invocation, runner="direct", flow_name=None,
+                               parameters=parameters, window=1, progress=progress)
+    else:
+        import multiprocessing
+
+        mp = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+        with ProcessPoolExecutor(workers, mp_context=mp) as pool:
+            def pooled(rng: tuple[int, int], committed: ShardRecord | None, refresh: bool) -> PendingBatch:
+                return _InPool(pool.submit(compute_batch, config, rng[0], rng[1], invocation,
+                                           None if refresh else committed))
+
+            result = execute_build(config, store, pooled, invocation=invocation, runner="direct",
+                                   flow_name=None, parameters=parameters, window=workers + 1,
+                                   progress=progress)
+    result.diversity = run_diversity_stage(config)
+    result.seconds = time.perf_counter() - began
+    return result
+
+
+def run_diversity_stage(config: RunConfig) -> Any:
+    """Scoring and selection over the run's committed trajectories, when configured."""
+    if not config.diversity.active:
+        return None
+    from trajforge.curation import run_diversity
+
+    return run_diversity(config, config.run_id())
