@@ -10,8 +10,10 @@ against. Deterministic in the ``rng`` it is given.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
+from collections.abc import Sequence
 
 from trajforge.generators.compose import TRAITS
 from trajforge.schemas.blueprint import Persona, Provenance, Style, TaskBlueprint
@@ -60,15 +62,16 @@ def _swap(text: str, rng: random.Random, rate: float = 0.8) -> str:
     head, tail = (text, "") if bracket < 0 else (text[:bracket], text[bracket:])
     for phrase, options in SYNONYMS:
         pattern = re.compile(r"\b" + re.escape(phrase) + r"\b", re.I)
-
-        def repl(m: re.Match[str]) -> str:
-            if rng.random() > rate:
-                return m.group(0)
-            word = rng.choice(options)
-            return word[0].upper() + word[1:] if m.group(0)[0].isupper() else word
-
-        head = pattern.sub(repl, head)
+        head = pattern.sub(functools.partial(_synonym, rng=rng, rate=rate, options=options), head)
     return head + tail
+
+
+def _synonym(m: re.Match[str], *, rng: random.Random, rate: float, options: Sequence[str]) -> str:
+    """One of ``options`` for the matched phrase (with probability ``rate``), its capital kept."""
+    if rng.random() > rate:
+        return m.group(0)
+    word = rng.choice(options)
+    return word[0].upper() + word[1:] if m.group(0)[0].isupper() else word
 
 
 def _reorder_details(item: str, rng: random.Random) -> str:

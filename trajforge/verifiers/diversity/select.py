@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, overload
 
 import numpy as np
 
@@ -69,8 +69,12 @@ class Selection:
         return m
 
 
-def _objective(m: int, frob: float, a: np.ndarray, qsum: float, quality: np.ndarray | None
-               ) -> np.ndarray:
+@overload
+def _objective(m: int, frob: float, a: float, qsum: float, quality: float | None) -> float: ...
+@overload
+def _objective(m: int, frob: float, a: np.ndarray, qsum: float, quality: np.ndarray | None) -> np.ndarray: ...
+def _objective(m: int, frob: float, a: np.ndarray | float, qsum: float, quality: np.ndarray | float | None
+               ) -> np.ndarray | float:
     """Objective of S ∪ {x} for candidates with cross terms ``a`` (vectorised)."""
     vs = (m + 1) ** 2 / (frob + 2.0 * a + 1.0)
     if quality is None:
@@ -151,6 +155,48 @@ class _Pool:
         self.size = last
 
 
+class _Outside:
+    """A round's rows outside the pool, ranked by their key at the round's start, and what
+    bounds their objective (best key, least bound, most quality among them). ``pull`` moves the
+    best-ranked into the round's pool, folding the round's picks into them."""
+
+    def __init__(self, X: np.ndarray, bound: np.ndarray, qv: np.ndarray, q: np.ndarray | None,
+                 frob0: float, qsum0: float, pool: _Pool, picked: list[int], rest: np.ndarray) -> None:
+        self.X, self.bound, self.qv, self.q = X, bound, qv, q
+        self.frob0, self.qsum0 = frob0, qsum0
+        self.pool, self.picked = pool, picked
+        self.rest = rest
+        self.rest_key = (qsum0 + qv[rest]) / (frob0 + 1.0 + 2.0 * bound[rest])
+        self.limits = (-math.inf, math.inf, 0.0)
+
+    def pull(self, count: int) -> None:
+        rest, rest_key, bound, qv = self.rest, self.rest_key, self.bound, self.qv
+        if count < len(rest):
+            part = np.argpartition(-rest_key, count)
+            take, self.rest, self.rest_key = rest[part[:count]], rest[part[count:]], rest_key[part[count:]]
+            self.limits = (float(self.rest_key.max()), float(bound[self.rest].min()), float(qv[self.rest].max()))
+        else:
+            take, self.rest, self.limits = rest, rest[:0], (-math.inf, math.inf, 0.0)
+        a = bound[take]
+        _fold(self.X, self.picked, a, take, threads=1)
+        self.pool.add(self.X[take], a, take, qv[take])
+
+    def reach(self, m: int, frob: float, qsum: float) -> float:
+        """The best objective any row outside the pool could have now."""
+        top, amin, qmax = self.limits
+        if not len(self.rest):
+            return -math.inf
+        q = self.q
+        best = float(_objective(m, frob, amin, qsum, None if q is None else qmax))
+        if q is None:
+            return best
+        # each row there had key <= top at the round's start; since then the numerator
+        # grew by qsum - qsum0 and the denominator by at least frob - frob0
+        lo = self.frob0 + 1.0 + 2.0 * amin
+        keyed = max(top, (top * lo + qsum - self.qsum0) / (lo + frob - self.frob0)) * (m + 1)
+        return min(best, keyed * (1 + 1e-12))  # margin: a bound must not round low
+
+
 def greedy_select(X: np.ndarray, k: int, *, quality: np.ndarray | None = None,
                   normalize: bool = True, pool: int = 1024, round_rows: int | None = None,
                   fold: int = 128) -> Selection:
@@ -176,40 +222,10 @@ def greedy_select(X: np.ndarray, k: int, *, quality: np.ndarray | None = None,
     frob = qsum = value = 0.0
     pool, round_rows = max(1, pool), max(1, n if round_rows is None else round_rows)
     while len(order) < k:
-        frob0, qsum0 = frob, qsum
-        rest = np.flatnonzero(~chosen)  # rows outside the pool, with their rank keys
-        rest_key = (qsum0 + qv[rest]) / (frob0 + 1.0 + 2.0 * bound[rest])
         P = _Pool(d, X.dtype, max(2 * pool, 4096))
         picked: list[int] = []
-        outside = (-math.inf, math.inf, 0.0)  # best key, least bound, most quality in rest
-
-        def pull(count: int) -> None:
-            nonlocal rest, rest_key, outside
-            if count < len(rest):
-                part = np.argpartition(-rest_key, count)
-                take, rest, rest_key = rest[part[:count]], rest[part[count:]], rest_key[part[count:]]
-                outside = (float(rest_key.max()), float(bound[rest].min()), float(qv[rest].max()))
-            else:
-                take, rest, outside = rest, rest[:0], (-math.inf, math.inf, 0.0)
-            a = bound[take]
-            _fold(X, picked, a, take, threads=1)
-            P.add(X[take], a, take, qv[take])
-
-        def reach(m: int) -> float:
-            """The best objective any row outside the pool could have now."""
-            top, amin, qmax = outside
-            if not len(rest):
-                return -math.inf
-            best = float(_objective(m, frob, amin, qsum, None if q is None else qmax))
-            if q is None:
-                return best
-            # each row there had key <= top at the round's start; since then the numerator
-            # grew by qsum - qsum0 and the denominator by at least frob - frob0
-            lo = frob0 + 1.0 + 2.0 * amin
-            keyed = max(top, (top * lo + qsum - qsum0) / (lo + frob - frob0)) * (m + 1)
-            return min(best, keyed * (1 + 1e-12))  # margin: a bound must not round low
-
-        pull(pool)
+        outside = _Outside(X, bound, qv, q, frob, qsum, P, picked, np.flatnonzero(~chosen))
+        outside.pull(pool)
         work = 0
         with one_blas_thread():  # see the module note on threads
             while len(order) < k and work < round_rows and len(picked) < fold:
@@ -219,9 +235,9 @@ def greedy_select(X: np.ndarray, k: int, *, quality: np.ndarray | None = None,
                         v = _objective(m, frob, P.a[:P.size], qsum, None if q is None else P.q[:P.size])
                         j = int(np.argmax(v))
                         best = float(v[j])
-                        if best > reach(m):
+                        if best > outside.reach(m, frob, qsum):
                             break
-                    pull(max(pool, P.size))
+                    outside.pull(max(pool, P.size))
                 ties = np.flatnonzero(v == best)
                 if len(ties) > 1:
                     j = int(ties[np.argmin(P.idx[ties])])
