@@ -16,7 +16,7 @@ import pytest
 from pydantic import ValidationError
 
 from trajforge.environments.retail import RetailDomain
-from trajforge.environments.tasks import TaskRejected
+from trajforge.errors import TaskRejected
 from trajforge.generators import generate_blueprints
 from trajforge.schemas import (
     AssistantMessage,

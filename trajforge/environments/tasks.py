@@ -12,14 +12,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-
-class TaskRejected(Exception):
-    """The sampler could not build a valid task from this seed; ``reason`` is a short code."""
-
-    def __init__(self, reason: str, detail: str = "") -> None:
-        self.reason = reason
-        self.detail = detail
-        super().__init__(f"{reason}: {detail}" if detail else reason)
+from trajforge.errors import TaskRejected  # noqa: F401 - its old home; imported from here too
 
 
 @dataclass

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from trajforge.environments.base import Domain
-from trajforge.environments.tasks import DraftTask, IntentSpec, TaskRejected
-from trajforge.errors import ToolError
+from trajforge.environments.tasks import DraftTask, IntentSpec
+from trajforge.errors import TaskRejected, ToolError
 from trajforge.schemas.blueprint import (
     BlueprintRejection,
     DisclosureStep,

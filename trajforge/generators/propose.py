@@ -22,7 +22,8 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from trajforge.environments.base import Domain
-from trajforge.environments.tasks import DraftCall, DraftIntent, DraftOutput, DraftTask, TaskRejected
+from trajforge.environments.tasks import DraftCall, DraftIntent, DraftOutput, DraftTask
+from trajforge.errors import TaskRejected
 from trajforge.generators.compose import (
     BlueprintCheck,
     blueprint_seed,

@@ -29,8 +29,7 @@ import random
 from dataclasses import dataclass, field
 
 from trajforge.environments.base import Domain
-from trajforge.environments.tasks import TaskRejected
-from trajforge.errors import ConfigError
+from trajforge.errors import ConfigError, TaskRejected
 from trajforge.generators.compose import compose_blueprint, validate_blueprint
 from trajforge.generators.paraphrase import paraphrase_goal
 from trajforge.schemas.blueprint import EnvironmentRef, Provenance, TaskBlueprint

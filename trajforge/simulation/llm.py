@@ -29,42 +29,15 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+# these live in trajforge.errors; code that imports them from here (their old home) keeps working
+from trajforge.errors import TRANSIENT, FailureKind, LLMCallError, LLMFailure  # noqa: F401
 from trajforge.schemas.config import GatewayConfig, ModelConfig
 from trajforge.schemas.trajectory import RoleUsage
 
-FailureKind = Literal[
-    "rate_limit", "server_error", "timeout", "connection", "malformed", "empty", "length",
-    "content_filter", "context_window", "bad_request", "auth", "deadline", "budget",
-]
-TRANSIENT: frozenset[str] = frozenset(
-    {"rate_limit", "server_error", "timeout", "connection", "malformed", "empty", "length"})
 # a truncated answer is deterministic at temperature 0: one more try, then it is used as it is
 _MAX_LENGTH_RETRIES = 1
-
-
-class LLMCallError(Exception):
-    """One failed attempt."""
-
-    def __init__(self, kind: FailureKind, message: str, retry_after: float | None = None) -> None:
-        self.kind = kind
-        self.retry_after = retry_after
-        super().__init__(f"{kind}: {message}")
-
-    @property
-    def transient(self) -> bool:
-        return self.kind in TRANSIENT
-
-
-class LLMFailure(Exception):
-    """A call that failed for good (a permanent error, retries spent, or a deadline)."""
-
-    def __init__(self, role: str, kind: FailureKind, message: str, attempts: int) -> None:
-        self.role = role
-        self.kind = kind
-        self.attempts = attempts
-        super().__init__(f"{role} model: {kind} after {attempts} attempt(s): {message}")
 
 
 # --- accounting ---------------------------------------------------------------------------------

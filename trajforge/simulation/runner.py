@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from trajforge.environments.base import Environment
-from trajforge.errors import ToolCrash
+from trajforge.errors import PolicyFailure, ToolCrash  # policies import PolicyFailure from here too
 from trajforge.schemas.messages import (
     AssistantMessage,
     Message,
@@ -33,16 +33,6 @@ class AgentReply:
     # calls the policy already knows are malformed (e.g. written into text): the runner answers
     # each with this error instead of executing it, so the model can recover
     rejected: Mapping[str, str] = field(default_factory=dict)
-
-
-class PolicyFailure(Exception):
-    """A policy could not produce a turn (its model failed for good, or the user simulator kept
-    breaking its rules). The episode ends with ``termination``; the trajectory is kept."""
-
-    def __init__(self, termination: TerminationReason, detail: str) -> None:
-        self.termination = termination
-        self.detail = detail
-        super().__init__(detail)
 
 
 @dataclass(frozen=True)
