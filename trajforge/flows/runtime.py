@@ -90,7 +90,7 @@ def quiet_console(enabled: bool = True) -> Iterator[None]:
     try:
         yield
     finally:
-        for handler, level in zip(handlers, levels):
+        for handler, level in zip(handlers, levels, strict=True):
             handler.setLevel(level)
 
 

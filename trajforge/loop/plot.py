@@ -56,10 +56,10 @@ def plot_loop(rows: Sequence[LoopIteration], path: Path) -> Path | None:
 
     held = [(r.iteration, r.heldout_pass_at_1) for r in rows if r.heldout_pass_at_1 is not None]
     if held:
-        score.plot(*zip(*held), marker="o", label="held-out pass@1")
+        score.plot(*zip(*held, strict=True), marker="o", label="held-out pass@1")
     reward = [(r.iteration, r.mean_reward) for r in rows if r.mean_reward is not None]
     if reward:
-        score.plot(*zip(*reward), linestyle="--", label="mean rollout reward")
+        score.plot(*zip(*reward, strict=True), linestyle="--", label="mean rollout reward")
     score.set_ylim(-0.02, 1.02)
     score.set_xlabel("iteration")
     score.set_title("policy")

@@ -229,7 +229,7 @@ def write_loss_curve(log_history: list[dict[str, Any]], folder: Path,
     for key, label in (("loss", "train"), ("eval_loss", "validation")):
         points = [(s, r[key]) for s, r in sorted(rows.items()) if key in r]
         if points:
-            ax.plot(*zip(*points), marker="o" if key == "eval_loss" else None, markersize=3, label=label)
+            ax.plot(*zip(*points, strict=True), marker="o" if key == "eval_loss" else None, markersize=3, label=label)
     ax.set_xlabel("step")
     ax.set_ylabel(f"loss ({tokens})")
     if ax.get_legend_handles_labels()[0]:
@@ -284,7 +284,8 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
     train = data["train"].select_columns(keep)
     if config.max_train_rows is not None:
         train = train.select(range(min(config.max_train_rows, train.num_rows)))
-    validation = data["validation"].select_columns(keep) if "validation" in data and data["validation"].num_rows else None
+    has_validation = "validation" in data and data["validation"].num_rows
+    validation = data["validation"].select_columns(keep) if has_validation else None
     if validation is not None and config.max_eval_rows is not None:
         validation = validation.select(range(min(config.max_eval_rows, validation.num_rows)))
     args = sft_config(config, validation is not None)

@@ -44,7 +44,8 @@ FAULT_CHECKS: dict[FaultKind, str] = {
 
 GREET = ("Hi! ", "Hello, ", "Thanks for reaching out. ", "Happy to help. ", "")
 ASK_IDENTITY = ("Before I look at your account, could you give me your email address, or your full name and zip code?",
-                "I'll need to verify your identity first: what's your email, or your first and last name plus zip code?",
+                ("I'll need to verify your identity first: what's your email, "
+                 "or your first and last name plus zip code?"),
                 "To get started, please share the email on your account (or your name and zip code).")
 CONFIRM = ("I can {action}. Shall I go ahead?", "To confirm: I'll {action}. Do you want me to proceed?",
            "Just to be sure, you'd like me to {action}. Should I proceed?",

@@ -34,7 +34,8 @@ PLOTS = {
 FORMAT_PURPOSE = {
     "sft": "TRL conversational SFT: `messages` + `tools`, one row per trajectory that passed every check",
     "preferences": "DPO-style pairs: shared `prompt`, `chosen` / `rejected` agent turns, failing checks named",
-    "sharegpt": "LLaMA-Factory ShareGPT: `conversations` (human / gpt / function_call / observation), `system`, `tools`",
+    "sharegpt": ("LLaMA-Factory ShareGPT: `conversations` (human / gpt / function_call / observation), "
+                 "`system`, `tools`"),
     "openai": "OpenAI chat fine-tuning rows (`arguments` as JSON text); also as `openai/<split>.jsonl`",
     "rl_tasks": "one row per blueprint: environment, opening prompt, tools and what the verifiers check, for RL",
 }
@@ -124,7 +125,8 @@ def _card_stats(con: duckdb.DuckDBPyConnection, runs: list[str]) -> CardStats:
     selected: int | None = None
     if ({"trajectory_id", "selected"} <= relation_columns(con, "selection")
             and con.execute("SELECT count(*) FROM selection").fetchone()[0]):
-        selected = q("SELECT count(DISTINCT s.trajectory_id) FROM selection s JOIN outcomes o ON o.trajectory_id = s.trajectory_id "
+        selected = q("SELECT count(DISTINCT s.trajectory_id) FROM selection s "
+                     "JOIN outcomes o ON o.trajectory_id = s.trajectory_id "
                      "WHERE s.selected AND o.passed AND list_contains(?, o.run_id)", r).fetchone()[0]
     stats.yields = {"generated": int(valid) + int(rejected), "valid": int(valid),
                     "simulated": int(simulated), "passed": int(passed),
@@ -202,7 +204,7 @@ def write_plots(stats: CardStats, folder: Path) -> list[str]:
 
     keys = ("n_intents", "write_count", "read_count", "dependency_depth")
     fig, axes = plt.subplots(1, len(keys), figsize=(10, 2.8))
-    for ax, key in zip(axes, keys):
+    for ax, key in zip(axes, keys, strict=True):
         counts = Counter(s[key] for s in stats.structure)
         xs = sorted(counts)
         ax.bar(xs, [counts[x] for x in xs], color="#55a868")
@@ -307,7 +309,8 @@ def render_card(stats: CardStats, summary: ExportSummary, *, repo_id: str | None
 
     parts += ["## How it was made", "",
               f"- **Domains**: {', '.join(stats.domains)}",
-              "- **Blueprint generators**: " + ", ".join(f"`{g}` version {v} ({n} blueprints)" for g, v, n in stats.generators),
+              "- **Blueprint generators**: " + ", ".join(
+                  f"`{g}` version {v} ({n} blueprints)" for g, v, n in stats.generators),
               "- **Agent / user policies (models)**: " + ", ".join(
                   f"`{a}` with user `{u}` ({n} episodes)" for a, u, n in stats.policies),
               f"- **trajforge version**: {__version__}",
@@ -331,7 +334,8 @@ def render_card(stats: CardStats, summary: ExportSummary, *, repo_id: str | None
                   ["episodes passing every check", y["passed"],
                    _pct(y["passed"] / y["simulated"]) if y["simulated"] else "-"],
                   ["selected (diversity)",
-                   y["selected"] if y.get("selected") is not None else f"{y['passed']} (no selection stage ran: all passing)",
+                   (y["selected"] if y.get("selected") is not None
+                    else f"{y['passed']} (no selection stage ran: all passing)"),
                    _pct(y["selected"] / y["passed"]) if y.get("selected") is not None and y["passed"] else ""],
               ]), ""]
     if stats.rejections:
@@ -363,7 +367,8 @@ def render_card(stats: CardStats, summary: ExportSummary, *, repo_id: str | None
               f"of the family id: train {sc.train:g} / validation {sc.validation:g} / test {sc.test:g}"
               + (f", salt `{sc.salt}`" if sc.salt else "") + ".", "",
               _table(["split", "families", "blueprints"],
-                     [[s, summary.families_per_split.get(s, 0), summary.blueprints_per_split.get(s, 0)] for s in SPLITS]),
+                     [[s, summary.families_per_split.get(s, 0), summary.blueprints_per_split.get(s, 0)]
+                      for s in SPLITS]),
               "",
               f"**Contamination check**: {len(summary.contamination)} test blueprint(s) have a goal text whose "
               f"word-shingle Jaccard similarity with a train blueprint's goal is ≥ {sc.near_duplicate_threshold:g}"
@@ -376,7 +381,8 @@ def render_card(stats: CardStats, summary: ExportSummary, *, repo_id: str | None
             parts += [f"(and {len(summary.contamination) - len(shown)} more in `trajforge_export.json`)", ""]
     if summary.skipped:
         parts += ["Rows left out of a format: " + ", ".join(f"{k}: {v}" for k, v in sorted(summary.skipped.items()))
-                  + " (a dialogue that could not be made to alternate, or a pair with no divergent assistant turn).", ""]
+                  + " (a dialogue that could not be made to alternate,"
+                    " or a pair with no divergent assistant turn).", ""]
 
     parts += ["## Plots", ""]
     if plots:

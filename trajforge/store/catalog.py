@@ -146,7 +146,9 @@ def _start_copy(final: Path, tmp: Path) -> None:
 
 def refresh_catalog(out: Path) -> Path:
     """(Re)create the views ``blueprints``, ``rejections``, ``trajectories``, ``verdicts``,
-    ``outcomes``, ``runs`` (one row per build invocation), ``evaluations``, the diversity stage's ``embeddings``, ``scores``, ``selection``, and the loop's ``loop_iterations``, ``loop_tasks`` in ``out/catalog.duckdb`` over the committed shards of all runs.
+    ``outcomes``, ``runs`` (one row per build invocation), ``evaluations``, the diversity
+    stage's ``embeddings``, ``scores``, ``selection``, and the loop's ``loop_iterations``,
+    ``loop_tasks`` in ``out/catalog.duckdb`` over the committed shards of all runs.
     Returns the catalog's path."""
     out = Path(out).resolve()
     final = out / CATALOG_FILE

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,7 +128,7 @@ async def judge_trajectory(gateway: Gateway, model: ModelConfig, trajectory: Tra
 
 # --- the scripted judge (for serve-policy and offline tests) ------------------------------------
 
-def scripted_judge_role():  # type: ignore[no-untyped-def]
+def scripted_judge_role() -> Callable[[dict[str, Any], dict[str, str]], dict[str, Any]]:
     """A rule-based stand-in that reads the prompt's transcript: a required value passes when
     an agent line says it; the policy passes when every write-like call follows a customer
     'yes'; an intent passes when some tool call after the customer's request succeeded; tone
@@ -139,29 +140,31 @@ def scripted_judge_role():  # type: ignore[no-untyped-def]
         dialogue = text.split("Conversation:\n", 1)[-1].split("\n\nChecklist:\n", 1)[0]
         criteria = json.loads(text.rsplit("Checklist:\n", 1)[-1]) if "Checklist:\n" in text else []
         lines = dialogue.splitlines()
-        agent = [l.split(": ", 1)[1] for l in lines if "] agent: " in l]
-        customer = [l for l in lines if "] customer: " in l]
+        agent = [ln.split(": ", 1)[1] for ln in lines if "] agent: " in ln]
+        customer = [ln for ln in lines if "] customer: " in ln]
         results = []
         for c in criteria:
             key, question = c["key"], c["question"]
             if key.startswith("told_"):
                 value = question.rsplit("(", 1)[-1].rstrip("?").rstrip(")")
                 line = next((a for a in agent if value in a), None)
-                results.append({"key": key, "passed": line is not None, "evidence": line or (agent[-1] if agent else "")})
+                results.append({"key": key, "passed": line is not None,
+                                "evidence": line or (agent[-1] if agent else "")})
             elif key == "policy":
                 bad = None
                 last_customer = ""
+                write_words = ("cancel", "modify", "return", "exchange", "update")
                 for line in lines:
                     if "] customer: " in line:
                         last_customer = line.split(": ", 1)[1]
-                    elif " agent calls " in line and any(w in line for w in ("cancel", "modify", "return", "exchange", "update")):
+                    elif " agent calls " in line and any(w in line for w in write_words):
                         if not is_affirmative(last_customer):
                             bad = line.split("] ", 1)[1]
                             break
                 results.append({"key": key, "passed": bad is None,
                                 "evidence": bad or (customer[-1].split(": ", 1)[1] if customer else "")})
             elif key.startswith("intent_"):
-                ok = next((l.split("] ", 1)[1] for l in lines if "] tool " in l and " ERROR" not in l), None)
+                ok = next((ln.split("] ", 1)[1] for ln in lines if "] tool " in ln and " ERROR" not in ln), None)
                 results.append({"key": key, "passed": ok is not None, "evidence": ok or ""})
             else:
                 results.append({"key": key, "passed": True, "evidence": agent[0] if agent else ""})

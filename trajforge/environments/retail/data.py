@@ -182,7 +182,7 @@ def build_retail_state(rng: random.Random, size: int) -> RetailState:
     customers: dict[str, Customer] = {}
     orders: dict[str, Order] = {}
     used_ids: set[str] = set()
-    statuses, weights = zip(*STATUS_WEIGHTS)
+    statuses, weights = zip(*STATUS_WEIGHTS, strict=True)
     for _ in range(size):
         first, last = rng.choice(FIRST_NAMES), rng.choice(LAST_NAMES)
         customer_id = f"{first.lower()}_{last.lower()}_{_digits(rng, 4)}"

@@ -85,8 +85,10 @@ INTENTS: dict[str, IntentSpec] = {
         slots=("order", "items", "option"),
         requests=("I'd like to change the {option_name} of {items} in an order that hasn't shipped.",
                   "Could I get a different {option_name} for {items} I ordered? It hasn't shipped yet."),
-        actions=("change {items} in order {order_id} to {option}, settling the price difference on the original payment method",
-                 "swap {items} in order {order_id} for {option}, with the difference going through your original payment method"),
+        actions=(("change {items} in order {order_id} to {option}, "
+                  "settling the price difference on the original payment method"),
+                 ("swap {items} in order {order_id} for {option}, "
+                  "with the difference going through your original payment method")),
         reports=("Order {order_id} is updated. The price difference is ${difference}.",
                  "All set: {items} is now {option}; the price difference comes to ${difference}."),
     ),
@@ -104,7 +106,8 @@ INTENTS: dict[str, IntentSpec] = {
         slots=("order", "items", "option"),
         requests=("I'd like to exchange {items} for a different {option_name}.",
                   "Can I swap {items} for another {option_name}?"),
-        actions=("exchange {items} from order {order_id} for {option}, settling the price difference on the original payment method",
+        actions=(("exchange {items} from order {order_id} for {option}, "
+                  "settling the price difference on the original payment method"),
                  "request an exchange of {items} in order {order_id} for {option}"),
         reports=("Your exchange is requested. The price difference is ${difference}.",
                  "Exchange for order {order_id} is in. The difference comes to ${difference}."),

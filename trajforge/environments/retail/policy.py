@@ -77,7 +77,7 @@ def _refund_target_ok(state: RetailState, order_id: str, method_id: str) -> bool
 def _variant_breach(state: RetailState, order_id: str, item_ids: list[str],
                     new_item_ids: list[str]) -> bool:
     order = state.orders[order_id]
-    for old_id, new_id in zip(item_ids, new_item_ids):
+    for old_id, new_id in zip(item_ids, new_item_ids, strict=False):
         item = order.item(old_id)
         product = state.products.get(item.product_id) if item else None
         if product is None:
@@ -93,7 +93,7 @@ def price_difference(state: RetailState, order_id: str, item_ids: list[str],
     """New minus old price of the swapped items (positive: the customer pays)."""
     order = state.orders[order_id]
     diff = 0.0
-    for old_id, new_id in zip(item_ids, new_item_ids):
+    for old_id, new_id in zip(item_ids, new_item_ids, strict=False):
         item = order.item(old_id)
         product = state.products.get(item.product_id) if item else None
         variant = product.variant(new_id) if product else None

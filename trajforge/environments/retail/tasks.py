@@ -271,7 +271,7 @@ class _Builder:
     def _product_price(self) -> DraftIntent:
         product = self.rng.choice(list(self.state.products.values()))
         variant = self.rng.choice(product.variants)
-        first = {k: v for k, v in variant.options.items()}
+        first = dict(variant.options)
         same = [v for v in product.variants if v.options == first]
         if len(same) != 1:
             raise TaskRejected("ambiguous_variant", product.name)

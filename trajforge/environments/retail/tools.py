@@ -221,7 +221,7 @@ class RetailTools(Toolkit):
         """
         order, payments = self._swap("modify_pending_order_items", order_id, item_ids,
                                      new_item_ids, payment_method_id)
-        swap = dict(zip(item_ids, new_item_ids))
+        swap = dict(zip(item_ids, new_item_ids, strict=True))  # _check_items pairs them
         items = []
         for item in order.items:
             if item.item_id in swap:

@@ -63,7 +63,7 @@ def remove_near_duplicates(X: np.ndarray, threshold: float, *,
         arg = np.full(hi - lo, -1, dtype=np.int64)
         chunks = [positions[clo:clo + block] for positions in kept_positions
                   for clo in range(0, len(positions), block)]  # in priority order
-        for chunk, S in zip(chunks, map_ordered(lambda c, B=B: B @ Y[c].T, chunks)):
+        for chunk, S in zip(chunks, map_ordered(lambda c, B=B: B @ Y[c].T, chunks), strict=True):
             hit = S >= threshold
             # first kept row (by priority) at or above the threshold, per row of the block
             first = np.where(hit.any(axis=1), hit.argmax(axis=1), -1)
@@ -115,7 +115,7 @@ def nearest_neighbours(X: np.ndarray, *, normalize: bool = True, block: int = DE
         B = X[lo:hi]
         starts = list(range(0, hi, block))
         products = map_ordered(lambda clo, B=B: (B @ X[clo:min(n, clo + block)].T).astype(np.float64), starts)
-        for clo, S in zip(starts, products):
+        for clo, S in zip(starts, products, strict=True):
             chi = min(n, clo + block)
             if clo == lo:
                 np.fill_diagonal(S, -np.inf)
