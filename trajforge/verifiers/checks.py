@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 from pydantic import ValidationError
 
-from trajforge.environments.base import Domain, ToolKind
+from trajforge.environments.base import Domain, ToolDef, ToolKind
 from trajforge.environments.dialogue import is_affirmative, is_confirmation_request
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.ids import canonical_json
@@ -153,20 +153,32 @@ def check_confirmation(ctx: Context) -> CheckResult:
     return CheckResult(True)
 
 
-def check_authentication(ctx: Context) -> CheckResult:
+def authenticated_calls(ctx: Context, outcome: Callable[[CallRecord], ToolMessage | None]
+                        ) -> Iterator[tuple[CallRecord, ToolDef, dict[str, Any], str | None]]:
+    """The tool calls of known tools with parsed arguments, in order, each with its tool, its
+    arguments and who is authenticated when it is made: a successful call of an auth tool
+    authenticates the user its result names, from the next call on. ``outcome`` gives a call's
+    result and is asked once per call, after the consumer has seen it: the recorded result, or
+    a replay's (so the consumer sees the replayed state just before each call)."""
     authenticated: str | None = None
-    problems = []
     for record in ctx.calls:
         tool = ctx.domain.tools.get(record.call.name)
         if tool is None or record.arguments is None:
             continue
+        yield record, tool, record.arguments, authenticated
+        result = outcome(record)
+        if record.call.name in ctx.domain.auth_tools and result is not None and not result.is_error:
+            authenticated = result.content
+
+
+def check_authentication(ctx: Context) -> CheckResult:
+    problems = []
+    for record, tool, arguments, authenticated in authenticated_calls(ctx, lambda r: r.result):
         if record.call.name in ctx.domain.auth_tools:
-            if record.ok:
-                authenticated = record.result.content  # type: ignore[union-attr]
             continue
-        if not tool.account_params or not any(p in record.arguments for p in tool.account_params):
+        if not tool.account_params or not any(p in arguments for p in tool.account_params):
             continue
-        owner = ctx.domain.account_owner(ctx.domain.template, record.arguments)
+        owner = ctx.domain.account_owner(ctx.domain.template, arguments)
         if authenticated is None:
             problems.append({"call": record.call.name, "message": record.index,
                              "why": "account data touched before authentication"})
@@ -223,21 +235,16 @@ def check_grounded_ids(ctx: Context) -> CheckResult:
 
 
 def check_policy(ctx: Context) -> CheckResult:
+    """Each write against the policy, on a replay of the calls on a fresh state: a rule reads
+    the state just before the write, and who is authenticated comes from the replay too."""
     env = ctx.domain.environment()
-    authenticated: str | None = None
     breaches = []
-    for record in ctx.calls:
-        tool = ctx.domain.tools.get(record.call.name)
-        if tool is None or record.arguments is None:
-            continue
+    replay = authenticated_calls(ctx, lambda r: env.execute(r.call))
+    for record, tool, arguments, authenticated in replay:
         if tool.kind is ToolKind.write:
-            rules = ctx.domain.policy_breaches(env.state, record.call.name, record.arguments,
-                                               authenticated)
+            rules = ctx.domain.policy_breaches(env.state, record.call.name, arguments, authenticated)
             if rules:
                 breaches.append({"call": record.call.name, "message": record.index, "rules": rules})
-        replay = env.execute(record.call)
-        if record.call.name in ctx.domain.auth_tools and not replay.is_error:
-            authenticated = replay.content
     if breaches:
         rules = sorted({r for b in breaches for r in b["rules"]})
         return CheckResult(False, f"policy rule(s) broken: {', '.join(rules)}", {"breaches": breaches})
