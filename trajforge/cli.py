@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -31,6 +33,20 @@ def _fail(exc: Exception) -> typer.Exit:
     # one plain line whatever the terminal width; the message is data, never markup
     typer.echo("error: " + " ".join(str(exc).split()), err=True)
     return typer.Exit(code)
+
+
+@contextmanager
+def _one_line(train_extra: str | None = None) -> Iterator[None]:
+    """A command's errors as one line and an exit code; with ``train_extra`` (the command's
+    name), a missing training stack is that command's config error, with the install hint."""
+    try:
+        yield
+    except ImportError as exc:
+        if train_extra is None:
+            raise
+        raise _fail(ConfigError(train_extra, f"needs the train extra (pip install -e '.[train]'): {exc}")) from None
+    except TrajforgeError as exc:
+        raise _fail(exc) from None
 
 
 def _config_values(overrides: list[str] | None, options: dict[str, Any]) -> dict[str, Any]:
@@ -79,7 +95,7 @@ def build(
     from trajforge.config import load_config
     from trajforge.reporting import build_summary
 
-    try:
+    with _one_line():
         values = _config_values(overrides, {
             "store.out": str(out_dir) if out_dir else None, "generation.n_blueprints": n,
             "generation.seed": seed, "domain.name": domain, "store.workers": workers,
@@ -100,8 +116,6 @@ def build(
         from trajforge.flows.runners import check_runner
 
         check_runner(cfg.orchestration)
-    except TrajforgeError as exc:
-        raise _fail(exc) from None
     if dry_run:
         from trajforge.plan import estimate_plan, render_plan
 
@@ -115,15 +129,13 @@ def build(
 
     from trajforge.flows.build import build as build_flow
 
-    try:
+    with _one_line():
         with Progress(TextColumn("[bold]build[/bold]"), BarColumn(), MofNCompleteColumn(),
                       TextColumn("blueprints"), TimeElapsedColumn(), console=err,
                       disable=quiet, transient=True) as bar:
             task = bar.add_task("build", total=cfg.generation.n_blueprints)
             result = build_flow(cfg, progress=lambda s: bar.advance(task, s.stop - s.start),
                                 quiet=True)
-    except TrajforgeError as exc:
-        raise _fail(exc) from None
     out.print(build_summary(cfg, result))
 
 
@@ -150,7 +162,7 @@ def serve_policy(
     from trajforge.serving import build_server
     from trajforge.simulation.serve import ServerFaults, serve
 
-    try:
+    with _one_line():
         for name, rate in (("--rate-429", rate_429), ("--rate-500", rate_500),
                            ("--rate-timeout", rate_timeout), ("--rate-hang", rate_hang),
                            ("--rate-malformed", rate_malformed)):
@@ -163,8 +175,6 @@ def serve_policy(
                               rate_hang=rate_hang, rate_malformed=rate_malformed,
                               latency_s=latency_ms / 1000.0, timeout_delay_s=timeout_delay_s)
         server = build_server(cfg, faults, seed)
-    except TrajforgeError as exc:
-        raise _fail(exc) from None
 
     def ready(bound: int) -> None:
         typer.echo(f"serving http://{host}:{bound}/v1 ({len(server.blueprints)} blueprints; "
@@ -198,7 +208,7 @@ def deploy(
     --train-config each run is build -> export -> train sft -> eval (trajforge-build-train-eval)."""
     from trajforge.config import load_config
 
-    try:
+    with _one_line():
         values = _config_values(overrides, {"store.out": str(out_dir) if out_dir else None})
         cfg = load_config(config, values)
         if grow < 0:
@@ -218,8 +228,6 @@ def deploy(
             serve_deployment(cfg, cron, dep_name, grow, train)
             return
         deployment_id = register(cfg, cron, dep_name, pool, grow, train)
-    except TrajforgeError as exc:
-        raise _fail(exc) from None
     full_name = deployment_name(dep_name, train is not None)
     out.print(f"Registered deployment {full_name} ({deployment_id}), "
               f"schedule '{cron}', work pool '{pool}'.\n"
@@ -252,10 +260,8 @@ def show(trajectory_id: str, out_dir: OutOption = Path("data")) -> None:
     """Print one trajectory as a readable transcript, with its verdicts."""
     from trajforge.reporting import render_trajectory
 
-    try:
+    with _one_line():
         out.print(render_trajectory(out_dir, trajectory_id))
-    except TrajforgeError as exc:
-        raise _fail(exc) from None
 
 
 @app.command()
@@ -270,10 +276,8 @@ def query(
 
     if fmt not in ("table", "csv", "json"):
         raise _fail(ConfigError("--format", f"'{fmt}' is not one of table, csv, json"))
-    try:
+    with _one_line():
         columns, rows = run_query(out_dir, sql)
-    except TrajforgeError as exc:
-        raise _fail(exc) from None
     if fmt == "json":
         typer.echo(json.dumps([dict(zip(columns, r)) for r in rows], default=str, indent=1))
     elif fmt == "csv":
@@ -296,10 +300,8 @@ def stats(out_dir: OutOption = Path("data")) -> None:
     and the Vendi score per domain and stratum with the effect of selection (when one was run)."""
     from trajforge.reporting import dataset_stats
 
-    try:
+    with _one_line():
         out.print(dataset_stats(out_dir))
-    except TrajforgeError as exc:
-        raise _fail(exc) from None
 
 
 def _formats(values: list[str] | None) -> list[str]:
@@ -355,12 +357,10 @@ def export(
     from trajforge.store.export_writer import write_export
 
     to = to or out_dir / "export"
-    try:
+    with _one_line():
         summary = write_export(out_dir, to, _formats(formats), _split_config(splits, salt), runs,
                                shard_rows=shard_rows)
         write_card(out_dir, to, summary, license_id=license_id)
-    except TrajforgeError as exc:
-        raise _fail(exc) from None
     table = Table("format", "train", "validation", "test", title=f"export: {to}")
     for fmt, counts in summary.rows.items():
         table.add_row(fmt, *(str(counts.get(s, 0)) for s in ("train", "validation", "test")))
@@ -391,7 +391,7 @@ def publish(
     from trajforge.store.publish import publish as upload
     from trajforge.store.publish import stage
 
-    try:
+    with _one_line():
         check_repo_id(repo_id)
         folder = to or default_staging(out_dir, repo_id)
         stage(out_dir, folder, repo_id=repo_id, formats=_formats(formats),
@@ -401,8 +401,6 @@ def publish(
             out.print(f"Dry run: {len(files)} files staged in {folder} (nothing uploaded)")
             return
         urls = upload(folder, repo_id, private=private, revision=revision)
-    except TrajforgeError as exc:
-        raise _fail(exc) from None
     out.print(f"Published {len(files)} files to https://huggingface.co/datasets/{repo_id} "
               f"in {len(urls)} commit(s)")
 
@@ -425,17 +423,13 @@ def train_sft_command(
 ) -> None:
     """Fine-tune a causal LM on the sft export with TRL's SFTTrainer (assistant-only loss)."""
 
-    try:
+    with _one_line(train_extra="train"):
         from trajforge.sft.train import load_train_config, train_sft
 
         values = _config_values(overrides, {"model": model, "data": data,
                                             "output_dir": str(output_dir) if output_dir else None})
         cfg = load_train_config(config, values)
         summary = train_sft(cfg, resume=resume)
-    except ImportError as exc:
-        raise _fail(ConfigError("train", f"needs the train extra (pip install -e '.[train]'): {exc}")) from None
-    except TrajforgeError as exc:
-        raise _fail(exc) from None
     table = Table("", "", title=f"train sft: {summary['output_dir']}")
     for key in ("parameters", "train_rows", "validation_rows", "global_step", "train_loss",
                 "final_eval_loss", "seconds", "tokens_per_second", "loss_curve_png"):
@@ -456,16 +450,12 @@ def train_rl_command(
     """GRPO on environment rewards: the policy plays whole episodes against the scripted user,
     the verifiers score them, and TRL's GRPOTrainer trains the policy's own tokens."""
 
-    try:
+    with _one_line(train_extra="train"):
         from trajforge.rl.train import load_rl_config, train_rl
 
         values = _config_values(overrides, {"model": model, "tasks": tasks,
                                             "output_dir": str(output_dir) if output_dir else None})
         summary = train_rl(load_rl_config(config, values))
-    except ImportError as exc:
-        raise _fail(ConfigError("train", f"needs the train extra (pip install -e '.[train]'): {exc}")) from None
-    except TrajforgeError as exc:
-        raise _fail(exc) from None
     table = Table("", "", title=f"train rl: {summary['output_dir']}")
     for key in ("tasks", "global_step", "episodes", "mean_reward", "pass_rate", "seconds"):
         table.add_row(key, str(summary[key]))
@@ -485,16 +475,12 @@ def loop_command(
     """The online boundary-sample resynthesis loop: rollout, reward, detect boundary tasks,
     resynthesize variants of them, train; per-iteration rows in the catalog's loop_iterations."""
 
-    try:
+    with _one_line(train_extra="loop"):
         from trajforge.loop.run import load_loop_config, run_loop
 
         values = _config_values(overrides, {"model": model, "tasks": tasks, "iterations": iterations,
                                             "output_dir": str(output_dir) if output_dir else None})
         result = run_loop(load_loop_config(config, values), progress=None if quiet else err.print)
-    except ImportError as exc:
-        raise _fail(ConfigError("loop", f"needs the train extra (pip install -e '.[train]'): {exc}")) from None
-    except TrajforgeError as exc:
-        raise _fail(exc) from None
     table = Table("iteration", "pool", "seed/resynth", "boundary", "retired (sat/hopeless)", "variants acc/prop",
                   "trajectories", "mean reward", "held-out pass@1", title=f"loop {result.run_id}")
     table.add_row("0", "", "", "", "", "", "0", "", f"{result.initial_pass_at_1:.3f}")
@@ -509,27 +495,33 @@ def loop_command(
               f"\"SELECT * FROM loop_iterations WHERE run_id = '{result.run_id}'\"")
 
 
+def _eval_default(name: str) -> Any:
+    from trajforge.evaluation.config import EvalConfig, default_of
+
+    return default_of(EvalConfig, name)
+
+
 @app.command("eval")
 def eval_command(
     policy: Annotated[str, typer.Option("--policy", help="hf:PATH, vllm:PATH or litellm:MODEL")],
-    out_dir: Annotated[Path, typer.Option("--out", help="dataset folder: held-out blueprints, and where results go")] = Path("data"),
-    split: Annotated[str, typer.Option("--split", help="the split of --out's blueprints to play")] = "test",
-    salt: SaltOption = "",
+    out_dir: Annotated[Path, typer.Option("--out", help="dataset folder: held-out blueprints, and where results go")] = _eval_default("out"),
+    split: Annotated[str, typer.Option("--split", help="the split of --out's blueprints to play")] = _eval_default("split"),
+    salt: SaltOption = _eval_default("salt"),
     fresh: Annotated[Optional[int], typer.Option("--fresh", help="play N freshly generated blueprints instead")] = None,
-    fresh_seed: Annotated[int, typer.Option("--fresh-seed", help="generation seed of --fresh")] = 1_000_003,
+    fresh_seed: Annotated[int, typer.Option("--fresh-seed", help="generation seed of --fresh")] = _eval_default("fresh_seed"),
     limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="at most this many blueprints")] = None,
-    trials: Annotated[int, typer.Option("--trials", min=1, help="episodes per blueprint (pass^k up to k)")] = 1,
-    max_turns: Annotated[int, typer.Option("--max-turns", min=2, help="user turns per episode")] = 40,
+    trials: Annotated[int, typer.Option("--trials", min=1, help="episodes per blueprint (pass^k up to k)")] = _eval_default("trials"),
+    max_turns: Annotated[int, typer.Option("--max-turns", min=2, help="user turns per episode")] = _eval_default("max_turns"),
     max_steps: Annotated[int, typer.Option("--max-steps-per-turn", min=1,
-                                           help="agent messages per user turn")] = 12,
-    max_new_tokens: Annotated[int, typer.Option("--max-new-tokens", min=1)] = 256,
-    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="0: greedy")] = 0.0,
-    batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="episodes generated together")] = 8,
+                                           help="agent messages per user turn")] = _eval_default("max_steps_per_turn"),
+    max_new_tokens: Annotated[int, typer.Option("--max-new-tokens", min=1)] = _eval_default("max_new_tokens"),
+    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="0: greedy")] = _eval_default("temperature"),
+    batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="episodes generated together")] = _eval_default("batch_size"),
     api_base: Annotated[Optional[str], typer.Option("--api-base", help="for litellm: an OpenAI-compatible server")] = None,
     user_model: Annotated[Optional[str], typer.Option(
         "--user-model", help="an LLM plays the user (litellm model name); default: the scripted user")] = None,
     user_api_base: Annotated[Optional[str], typer.Option("--user-api-base", help="the user model's server")] = None,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
+    seed: Annotated[int, typer.Option("--seed")] = _eval_default("seed"),
     threads: Annotated[Optional[int], typer.Option("--threads", min=1,
                                                    help="CPU threads for a local model (1 is faster on a shared CPU)")] = None,
     json_out: Annotated[Optional[Path], typer.Option("--json", help="also write the summary as JSON here")] = None,
@@ -539,30 +531,22 @@ def eval_command(
     user, --user-model), verify every episode, and report pass@1, pass^k, tool-call format validity and failures by check."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    try:
-        from trajforge.sft.evaluate import (
-            EvalRequest,
-            prepare_evaluation,
-            render_table,
-            save_evaluation,
-            summary_json,
-        )
+    with _one_line(train_extra="eval"):
+        from trajforge.config import validate_config
+        from trajforge.evaluation.config import EvalConfig
+        from trajforge.evaluation.run import prepare_evaluation, render_table, save_evaluation, summary_json
 
-        prepared = prepare_evaluation(EvalRequest(
+        prepared = prepare_evaluation(validate_config(EvalConfig, dict(
             policy=policy, out=out_dir, split=split, salt=salt, fresh=fresh, fresh_seed=fresh_seed, limit=limit,
             trials=trials, max_turns=max_turns, max_steps_per_turn=max_steps, max_new_tokens=max_new_tokens,
             temperature=temperature, batch_size=batch_size, api_base=api_base, seed=seed, user_model=user_model,
-            user_api_base=user_api_base, threads=threads))
+            user_api_base=user_api_base, threads=threads)))
         with Progress(TextColumn("[bold]eval[/bold]"), BarColumn(), MofNCompleteColumn(),
                       TextColumn("episodes"), TimeElapsedColumn(), console=err, disable=quiet,
                       transient=True) as bar:
             task = bar.add_task("eval", total=len(prepared.blueprints) * trials)
             result = prepared.run(progress=lambda: bar.advance(task))
         save_evaluation(out_dir, result)
-    except ImportError as exc:
-        raise _fail(ConfigError("eval", f"needs the train extra (pip install -e '.[train]'): {exc}")) from None
-    except TrajforgeError as exc:
-        raise _fail(exc) from None
     out.print(render_table(result))
     out.print(f"{len(result.rows)} episodes in {result.path}; query them with "
               f"trajforge query --out {out_dir} \"SELECT * FROM evaluations WHERE eval_id = '{result.eval_id}'\"")

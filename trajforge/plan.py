@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 from dataclasses import dataclass, field
 
-from trajforge.environments.registry import load_domain
 from trajforge.generators import generate_blueprints
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.config import ModelConfig, RunConfig
 from trajforge.schemas.messages import AssistantMessage, UserMessage
-from trajforge.simulation import EpisodeLimits, ScriptedAgent, ScriptedUser, run_episode
+from trajforge.simulation.episodes import EpisodeJob, EpisodePlayer
 from trajforge.simulation.llm_user import user_instructions
-from trajforge.schemas.trajectory import EpisodeSpec
+from trajforge.simulation.runner import EpisodeLimits
+from trajforge.simulation.worker_state import config_domain
 
 from rich.console import Group
 from rich.table import Table
@@ -76,7 +75,7 @@ def _tokens(obj: object) -> int:
 
 def estimate_plan(config: RunConfig, sample: int = 20) -> Plan:
     sim = config.simulation
-    domain = load_domain(config.domain.name, config.domain.size, config.domain.seed)
+    domain = config_domain(config)
     n = config.generation.n_blueprints
     picked = [b for b in generate_blueprints(domain, config.generation, config.run_id(), 0,
                                              min(sample, n)) if isinstance(b, TaskBlueprint)]
@@ -92,12 +91,13 @@ def estimate_plan(config: RunConfig, sample: int = 20) -> Plan:
         plan.roles[role] = estimate
     if not plan.roles or not picked:
         return plan
-    for bp in picked:
-        episode = EpisodeSpec(agent="scripted:oracle", user="scripted", seed=0, max_turns=sim.max_turns)
-        traj = asyncio.run(run_episode(
-            bp.id, domain.environment(), ScriptedAgent(bp, domain, random.Random(0)),
-            ScriptedUser(bp, domain, random.Random(1)),
-            EpisodeLimits(sim.max_turns, sim.max_steps_per_turn), run_id="plan", episode=episode))
+    # the scripted oracle stands in for every role: its dialogue is what the models would see
+    player = EpisodePlayer(lambda _: domain, limits=EpisodeLimits(sim.max_turns, sim.max_steps_per_turn),
+                           run_id="plan")
+    played = asyncio.run(player.play_all([EpisodeJob(bp, seed=0) for bp in picked]))
+    for bp, p in zip(picked, played, strict=True):
+        assert p is not None
+        traj = p.trajectory
         context = 0
         user_context = _tokens(user_instructions(bp, domain))
         for message in traj.messages:

@@ -52,6 +52,31 @@ def test_eval_against_an_llm_user(tmp_path: Path, policy_endpoint) -> None:
     assert rows and all(r[0] != "scripted" and "openai/user" in r[0] for r in rows)
 
 
+def test_the_cli_and_the_evaluate_policy_flow_play_the_same_episodes(tmp_path: Path, policy_endpoint,
+                                                                     prefect_api: str) -> None:
+    """One request, given only its required fields, through ``trajforge eval`` and through the
+    ``evaluate-policy`` flow on the real Prefect engine: both read their defaults from
+    ``EvalConfig``, so they play the same episodes (same trajectory ids, same verdicts)."""
+    from trajforge.evaluation.config import EvalConfig, default_of
+    from trajforge.flows.stages import evaluate_policy
+
+    config = tmp_path / "serve.yaml"
+    config.write_text(yaml.safe_dump({"generation": {"n_blueprints": 8, "seed": 79}}))
+    endpoint = policy_endpoint(config)
+    policy, fresh = "litellm:openai/oracle", ["--fresh", "3", "--fresh-seed", "79"]
+    cli_out, flow_out = tmp_path / "cli", tmp_path / "flow"
+    result = runner.invoke(app, ["eval", "--policy", policy, "--api-base", endpoint.url, *fresh,
+                                 "--out", str(cli_out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    summary = evaluate_policy(policy=policy, out=str(flow_out), api_base=endpoint.url, fresh=3, fresh_seed=79)
+    assert summary["episodes"] == 3
+    sql = ("SELECT trajectory_id, passed, json_extract(trajectory, '$.episode.max_turns')::INT "
+           "FROM evaluations ORDER BY 1")
+    played_by_cli, played_by_flow = query(cli_out, sql)[1], query(flow_out, sql)[1]
+    assert played_by_cli == played_by_flow and len(played_by_cli) == 3
+    assert {r[2] for r in played_by_cli} == {default_of(EvalConfig, "max_turns")}
+
+
 @pytest.mark.gpu
 def test_eval_of_an_in_process_vllm_policy(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")

@@ -45,15 +45,15 @@ def policy(tmp_path_factory):
 
 
 def test_rollouts_train_on_exactly_what_the_model_sampled(policy):
-    from trajforge.rl.rollout import RolloutPlayer, RolloutSettings, rollout_seed
+    from trajforge.rl.rollout import RolloutPlayer, RolloutConfig, rollout_seed
     from trajforge.schemas.messages import AssistantMessage
-    from trajforge.sft.evaluate import heldout_blueprints
-    from trajforge.sft.policies import load_hf
+    from trajforge.evaluation.blueprints import heldout_blueprints
+    from trajforge.simulation.local_model import load_hf
 
     data, model_dir = policy
     model, tokenizer = load_hf(str(model_dir))
     bps = heldout_blueprints(data, "train", limit=2)
-    player = RolloutPlayer(model, tokenizer, RolloutSettings(max_turns=2, max_steps_per_turn=2, max_new_tokens=16),
+    player = RolloutPlayer(model, tokenizer, RolloutConfig(max_turns=2, max_steps_per_turn=2, max_new_tokens=16),
                            seed=3)
     jobs = [(bp, rollout_seed(bp.id, "t", k)) for bp in bps for k in range(2)]
     rollouts = player.play(jobs)
@@ -118,8 +118,8 @@ def test_reward_is_one_for_a_passing_episode_and_partial_for_a_fault():
 
 def test_grpo_step_trains_the_policy_tokens(policy, tmp_path):
     from trajforge.rl.train import RLConfig, grpo_train
-    from trajforge.sft.evaluate import heldout_blueprints
-    from trajforge.sft.policies import load_hf
+    from trajforge.evaluation.blueprints import heldout_blueprints
+    from trajforge.simulation.local_model import load_hf
 
     data, model_dir = policy
     model, tokenizer = load_hf(str(model_dir))
@@ -204,8 +204,8 @@ def test_grpo_with_vllm_rollouts(policy, tmp_path):
     if not torch.cuda.is_available():
         pytest.skip("no GPU")
     from trajforge.rl.train import RLConfig, grpo_train
-    from trajforge.sft.evaluate import heldout_blueprints
-    from trajforge.sft.policies import load_hf
+    from trajforge.evaluation.blueprints import heldout_blueprints
+    from trajforge.simulation.local_model import load_hf
 
     data, model_dir = policy
     model, tokenizer = load_hf(str(model_dir))
@@ -225,8 +225,8 @@ def test_grpo_on_a_gpu_with_transformers_rollouts(policy, tmp_path):
     if not torch.cuda.is_available():
         pytest.skip("no GPU")
     from trajforge.rl.train import RLConfig, grpo_train
-    from trajforge.sft.evaluate import heldout_blueprints
-    from trajforge.sft.policies import load_hf
+    from trajforge.evaluation.blueprints import heldout_blueprints
+    from trajforge.simulation.local_model import load_hf
 
     data, model_dir = policy
     model, tokenizer = load_hf(str(model_dir))

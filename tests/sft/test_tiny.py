@@ -4,15 +4,15 @@ model and tokenizer save and load like any Hugging Face model."""
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from trajforge.schemas.messages import AssistantMessage
-from trajforge.sft.evaluate import EvalSettings, evaluate, fresh_blueprints
-from trajforge.sft.policies import chat_messages, parse_completion
+from trajforge.evaluation.blueprints import fresh_blueprints
+from trajforge.evaluation.config import PlayConfig
+from trajforge.evaluation.run import evaluate
 from trajforge.sft.tiny import END_TOKEN, TinyModelConfig, build_tiny
-from trajforge.simulation import ScriptedAgent
+from trajforge.simulation.episodes import scripted_agents
+from trajforge.simulation.local_model import chat_messages, parse_completion
 
 pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
@@ -22,8 +22,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def episodes():
     bps = fresh_blueprints(4, seed=99)
-    result = evaluate(bps, lambda bp, d, s: ScriptedAgent(bp, d, random.Random(s), None), "oracle",
-                      EvalSettings(), "fresh:99")
+    result = evaluate(bps, scripted_agents, "oracle", PlayConfig(), "fresh:99")
     from trajforge.schemas.trajectory import Trajectory
 
     return [Trajectory.model_validate_json(r["trajectory"]) for r in result.rows]

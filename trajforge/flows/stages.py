@@ -2,7 +2,7 @@
 resynthesis loop, and their composition.
 
 Orchestration only: each flow validates its parameters and calls the stage's own functions
-(``store.export_writer`` / ``store.card``, ``store.publish``, ``sft.train``, ``sft.evaluate``), the
+(``store.export_writer`` / ``store.card``, ``store.publish``, ``sft.train``, ``evaluation.run``), the
 same ones the CLI commands call. Parameters are plain JSON values, so each flow can be a
 deployment's entry point. ``build_train_eval`` chains them as subflows: the scheduled build
 (``scheduled_build``, on the task runner its config names), the ``sft`` export of the dataset,
@@ -23,11 +23,11 @@ from prefect import flow, get_run_logger
 
 from trajforge.config import validate_config
 from trajforge.errors import ConfigError
-from trajforge.sft.evaluate import EvalRequest
+from trajforge.evaluation.config import EvalConfig, default_of
 
-# the evaluation options a deployment shows, with EvalRequest's defaults
+# the evaluation options a deployment shows, with EvalConfig's defaults
 DEFAULT_EVAL: dict[str, Any] = {
-    name: EvalRequest.model_fields[name].default
+    name: default_of(EvalConfig, name)
     for name in ("split", "limit", "trials", "max_turns", "max_steps_per_turn", "max_new_tokens", "temperature",
                  "batch_size", "seed")}
 
@@ -110,20 +110,25 @@ def train_sft(config: dict[str, Any], resume: bool = False) -> dict[str, Any]:
 
 
 @flow(name="evaluate-policy", persist_result=False)
-def evaluate_policy(policy: str, out: str, split: str = "test", salt: str = "",
-                    fresh: int | None = None, fresh_seed: int = 1_000_003, limit: int | None = None,
-                    trials: int = 1, max_turns: int = 20, max_steps_per_turn: int = 12,
-                    max_new_tokens: int = 256, temperature: float = 0.0, batch_size: int = 8,
-                    api_base: str | None = None, seed: int = 0, user_model: str | None = None,
+def evaluate_policy(policy: str, out: str, split: str = default_of(EvalConfig, "split"),
+                    salt: str = default_of(EvalConfig, "salt"), fresh: int | None = None,
+                    fresh_seed: int = default_of(EvalConfig, "fresh_seed"), limit: int | None = None,
+                    trials: int = default_of(EvalConfig, "trials"),
+                    max_turns: int = default_of(EvalConfig, "max_turns"),
+                    max_steps_per_turn: int = default_of(EvalConfig, "max_steps_per_turn"),
+                    max_new_tokens: int = default_of(EvalConfig, "max_new_tokens"),
+                    temperature: float = default_of(EvalConfig, "temperature"),
+                    batch_size: int = default_of(EvalConfig, "batch_size"), api_base: str | None = None,
+                    seed: int = default_of(EvalConfig, "seed"), user_model: str | None = None,
                     user_api_base: str | None = None, threads: int | None = None) -> dict[str, Any]:
     """``trajforge eval``: play ``policy`` (hf:PATH, vllm:PATH or litellm:MODEL) on the held-out
     blueprints of ``out`` (or ``fresh`` generated ones), verify every episode, save the rows to
     the catalog's ``evaluations`` view. Returns the per-domain scores (pass@1, pass^k, ...).
-    The parameters are ``trajforge.sft.evaluate.EvalRequest``'s."""
+    The parameters are ``trajforge.evaluation.config.EvalConfig``'s, with its defaults."""
     values = dict(locals())  # the parameters, before anything else is bound
-    from trajforge.sft.evaluate import prepare_evaluation, save_evaluation, summary_json
+    from trajforge.evaluation.run import prepare_evaluation, save_evaluation, summary_json
 
-    result = prepare_evaluation(validate_config(EvalRequest, values)).run()
+    result = prepare_evaluation(validate_config(EvalConfig, values)).run()
     path = save_evaluation(Path(out), result)
     get_run_logger().info("evaluated %s: %d episodes in %s", result.policy, len(result.rows), path)
     return {**summary_json(result), "episodes": len(result.rows), "path": str(path)}

@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from trajforge.errors import ConfigError
 from trajforge.loop.pool import PoolConfig, RolloutOutcome, TaskPool, iteration_record
 from trajforge.rl.reward import RewardConfig
-from trajforge.rl.rollout import RolloutSettings
+from trajforge.rl.rollout import RolloutConfig
 from trajforge.rl.train import RLConfig
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.ids import content_id
@@ -74,7 +74,7 @@ class LoopConfig(BaseModel):
     max_resynthesized: int = Field(4, ge=0, description="boundary tasks resynthesized per iteration")
     resynthesis_attempts: int = Field(50, ge=1)
     pool: PoolConfig = PoolConfig()
-    rollout: RolloutSettings = RolloutSettings()
+    rollout: RolloutConfig = RolloutConfig()
     reward: RewardConfig = RewardConfig()
     grpo: dict[str, Any] = Field(default_factory=dict, description="trl.GRPOConfig fields; max_steps per iteration")
     heldout: HeldoutConfig = HeldoutConfig()
@@ -102,22 +102,24 @@ class LoopResult:
 
 def _heldout_pass(model: Any, tokenizer: Any, blueprints: list[TaskBlueprint], config: HeldoutConfig,
                   name: str) -> float:
-    from trajforge.sft.evaluate import EvalSettings, evaluate, model_agents
+    from trajforge.evaluation.config import PlayConfig
+    from trajforge.evaluation.policies import model_agents
+    from trajforge.evaluation.run import evaluate
 
     was_training = model.training
     model.eval()
     make_agent = model_agents(model, tokenizer, name, max_new_tokens=config.max_new_tokens,
                               batch_size=config.batch_size)
-    settings = EvalSettings(trials=1, max_turns=config.max_turns, max_steps_per_turn=config.max_steps_per_turn,
-                            concurrency=config.batch_size)
-    result = evaluate(blueprints, make_agent, name, settings, source="loop-heldout")
+    play = PlayConfig(trials=1, max_turns=config.max_turns, max_steps_per_turn=config.max_steps_per_turn,
+                      concurrency=config.batch_size)
+    result = evaluate(blueprints, make_agent, name, play, source="loop-heldout")
     if was_training:
         model.train()
     return sum(r["passed"] for r in result.rows) / len(result.rows) if result.rows else 0.0
 
 
 def seed_pool(config: LoopConfig) -> list[TaskBlueprint]:
-    from trajforge.sft.evaluate import heldout_blueprints
+    from trajforge.evaluation.blueprints import heldout_blueprints
 
     found = [bp for bp in heldout_blueprints(Path(config.tasks), config.split)
              if (config.seed_max_intents is None or bp.structure.n_intents <= config.seed_max_intents)
@@ -134,8 +136,9 @@ def run_loop(config: LoopConfig, progress: Callable[[str], None] | None = None) 
     from trajforge.loop.plot import plot_loop
     from trajforge.rl.train import grpo_config, grpo_train
     from trajforge.schemas.arrow import trajectory_to_row, verdict_to_row
-    from trajforge.sft.evaluate import Domains, heldout_blueprints
-    from trajforge.sft.policies import load_hf, set_torch_threads
+    from trajforge.evaluation.blueprints import heldout_blueprints
+    from trajforge.simulation.local_model import load_hf, set_torch_threads
+    from trajforge.simulation.worker_state import blueprint_domain
     from trajforge.store.catalog import refresh_catalog
     from trajforge.store.loop import write_loop_iteration, write_loop_shard, write_loop_tasks
 
@@ -155,7 +158,6 @@ def run_loop(config: LoopConfig, progress: Callable[[str], None] | None = None) 
     pool = TaskPool(seeds, pool_config)
     model, tokenizer = load_hf(config.model)
     model.train()
-    domains = Domains()
     initial = _heldout_pass(model, tokenizer, heldout, config.heldout, f"loop:{run_id}:0")
     say(f"held-out pass@1 before training: {initial:.3f}")
     rows: list[LoopIteration] = []
@@ -176,7 +178,7 @@ def run_loop(config: LoopConfig, progress: Callable[[str], None] | None = None) 
         proposed, accepted = 0, []
         if not config.fixed:
             for parent in update.boundary[:config.max_resynthesized]:
-                made = resynthesize(parent, domains.get(parent), n=config.variants_per_task,
+                made = resynthesize(parent, blueprint_domain(parent), n=config.variants_per_task,
                                     seed=config.seed * 1_000_003 + i, max_attempts=config.resynthesis_attempts)
                 proposed += made.proposed
                 accepted += made.accepted

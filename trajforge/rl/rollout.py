@@ -1,6 +1,6 @@
 """Episodes played by a local model token-in, token-out, for RL.
 
-The evaluation agent (``trajforge.sft.policies.TemplateAgent``) re-renders the whole conversation
+The evaluation agent (``trajforge.simulation.local_model.TemplateAgent``) re-renders the whole conversation
 with the chat template every turn, so its earlier messages are seen in their canonical form, not
 as the model wrote them. For a policy gradient the trained sequence must be exactly what the
 model sampled, so ``TokenAgent`` keeps the episode as one growing list of token ids:
@@ -16,7 +16,7 @@ model sampled, so ``TokenAgent`` keeps the episode as one growing list of token 
 
 The model sees these ids when it generates, so the logprobs TRL computes for training are those of
 the actions taken. Generation is batched across the concurrent episodes
-(``trajforge.sft.policies.BatchedGenerator``) and sampled with a seeded generator.
+(``trajforge.simulation.local_model.BatchedGenerator``) and sampled with a seeded generator.
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.ids import hash_seed
 from trajforge.schemas.messages import AssistantMessage, Message
 from trajforge.schemas.trajectory import EpisodeSpec, TerminationReason, Trajectory, Verdict
-from trajforge.simulation import EpisodeLimits, ScriptedUser, run_episode
-from trajforge.simulation.runner import AgentReply, PolicyFailure
-from trajforge.sft.evaluate import Domains
-from trajforge.sft.policies import (
+from trajforge.simulation.episodes import EpisodeContext, EpisodeJob, EpisodePlayer
+from trajforge.simulation.runner import AgentReply, EpisodeLimits, PolicyFailure
+from trajforge.simulation.worker_state import blueprint_domain
+from trajforge.simulation.local_model import (
     BatchedGenerator,
     chat_messages,
     context_length,
@@ -50,7 +50,7 @@ from trajforge.verifiers import verify
 TokenBatch = Callable[[list[list[int]]], list[list[int]]]
 
 
-class RolloutSettings(BaseModel):
+class RolloutConfig(BaseModel):
     """How the policy plays an episode (``rollout:`` in the RL and loop configs)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -87,7 +87,7 @@ def rollout_seed(blueprint_id: str, salt: str, index: int) -> int:
     return hash_seed(blueprint_id, salt, index, "rollout")
 
 
-def token_generate_batch(model: Any, tokenizer: Any, settings: RolloutSettings, seed: int) -> TokenBatch:
+def token_generate_batch(model: Any, tokenizer: Any, settings: RolloutConfig, seed: int) -> TokenBatch:
     """Sample a continuation for each list of ids (left-padded together); each result ends at the
     first end token (included) or after ``max_new_tokens``."""
     import torch
@@ -185,11 +185,10 @@ class RolloutPlayer:
 
     model: Any
     tokenizer: Any
-    settings: RolloutSettings
+    settings: RolloutConfig
     reward: RewardConfig = field(default_factory=RewardConfig)
     seed: int = 0
     name: str = "rl-policy"
-    domains: Domains = field(default_factory=Domains)
 
     def __post_init__(self) -> None:
         self._generate = token_generate_batch(self.model, self.tokenizer, self.settings, self.seed)
@@ -204,22 +203,21 @@ class RolloutPlayer:
     async def _play(self, jobs: Sequence[tuple[TaskBlueprint, int]], run_id: str,
                     generate: TokenBatch) -> list[Rollout]:
         generator: BatchedGenerator[list[int], list[int]] = BatchedGenerator(generate, self.settings.batch_size)
-        gate = asyncio.Semaphore(self.settings.concurrency)
-        limits = EpisodeLimits(self.settings.max_turns, self.settings.max_steps_per_turn)
 
-        async def one(bp: TaskBlueprint, seed: int) -> Rollout:
-            async with gate:
-                domain = self.domains.get(bp)
-                tools = [t.model_dump(mode="json") for t in domain.tool_specs()]
-                agent = TokenAgent(self.name, self.tokenizer, generator, tools, self._max_context,
-                                   self.settings.max_new_tokens)
-                user = ScriptedUser(bp, domain, random.Random(seed + 1))
-                spec = EpisodeSpec(agent=self.name, user="scripted", seed=seed, max_turns=self.settings.max_turns)
-                trajectory = await run_episode(bp.id, domain.environment(), agent, user, limits,
-                                               run_id=run_id, episode=spec)
-            return self._score(bp, seed, trajectory, agent, domain)
+        def make_agent(episode: EpisodeContext) -> TokenAgent:
+            tools = [t.model_dump(mode="json") for t in episode.domain.tool_specs()]
+            return TokenAgent(self.name, self.tokenizer, generator, tools, self._max_context,
+                              self.settings.max_new_tokens)
 
-        return list(await asyncio.gather(*(one(bp, seed) for bp, seed in jobs)))
+        player = EpisodePlayer(blueprint_domain, make_agent,
+                               limits=EpisodeLimits(self.settings.max_turns, self.settings.max_steps_per_turn),
+                               run_id=run_id, concurrency=self.settings.concurrency)
+        played = await player.play_all([EpisodeJob(bp, seed) for bp, seed in jobs])
+        rollouts = []
+        for p in played:
+            assert p is not None and isinstance(p.agent, TokenAgent)
+            rollouts.append(self._score(p.job.blueprint, p.job.seed, p.trajectory, p.agent, p.domain))
+        return rollouts
 
     def _score(self, bp: TaskBlueprint, seed: int, trajectory: Trajectory, agent: TokenAgent,
                domain: Domain) -> Rollout:

@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from trajforge.errors import ConfigError
 from trajforge.rl.reward import RewardConfig
-from trajforge.rl.rollout import Rollout, RolloutPlayer, RolloutSettings, rollout_seed
+from trajforge.rl.rollout import Rollout, RolloutPlayer, RolloutConfig, rollout_seed
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.sft.train import _NUMBER, renamed_fields
 
@@ -71,7 +71,7 @@ class RLConfig(BaseModel):
     split: str = "train"
     max_tasks: int | None = Field(None, ge=1)
     output_dir: str = Field("runs/rl", min_length=1)
-    rollout: RolloutSettings = RolloutSettings()
+    rollout: RolloutConfig = RolloutConfig()
     reward: RewardConfig = RewardConfig()
     grpo: dict[str, Any] = Field(default_factory=dict)
     threads: int | None = Field(None, ge=1, description="CPU threads for torch (see TrainConfig.threads)")
@@ -186,14 +186,14 @@ def grpo_train(model: Any, tokenizer: Any, tasks: Sequence[TaskBlueprint], confi
 
 
 def load_tasks(config: RLConfig) -> list[TaskBlueprint]:
-    from trajforge.sft.evaluate import heldout_blueprints
+    from trajforge.evaluation.blueprints import heldout_blueprints
 
     return heldout_blueprints(Path(config.tasks), config.split, limit=config.max_tasks)
 
 
 def train_rl(config: RLConfig) -> dict[str, Any]:
     """``trajforge train rl``: returns the summary also written to ``rl_summary.json``."""
-    from trajforge.sft.policies import load_hf, set_torch_threads
+    from trajforge.simulation.local_model import load_hf, set_torch_threads
     from trajforge.sft.train import time_limit
 
     set_torch_threads(config.threads)

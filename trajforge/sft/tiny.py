@@ -5,7 +5,7 @@ The chat template is compact on purpose: a tool is rendered as one line, ``name(
 description``, not its full JSON schema, so a tiny model spends its context on the dialogue.
 Every assistant message (text, ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``
 blocks, and the ``<|end|>`` token) sits inside ``{% generation %}`` markers, which is what TRL's
-``assistant_only_loss`` needs. ``trajforge.sft.policies.parse_completion`` is the inverse of
+``assistant_only_loss`` needs. ``trajforge.simulation.local_model.parse_completion`` is the inverse of
 how the template writes an assistant message. The result is saved with ``save_pretrained`` and
 loads back with ``AutoModelForCausalLM`` / ``AutoTokenizer.from_pretrained``.
 

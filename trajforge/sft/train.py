@@ -270,7 +270,7 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
     from transformers.trainer_utils import get_last_checkpoint
     from trl import SFTTrainer
 
-    from trajforge.sft.policies import set_torch_threads
+    from trajforge.simulation.local_model import set_torch_threads
 
     set_torch_threads(config.threads)
     output_dir = Path(config.output_dir)

@@ -42,10 +42,10 @@ from trajforge.schemas.messages import (
     message_from_openai,
 )
 from trajforge.schemas.trajectory import FaultKind
-from trajforge.simulation.agents import ScriptedAgent, choose_fault
+from trajforge.simulation.agents import choose_fault
+from trajforge.simulation.episodes import scripted_agent, scripted_user
 from trajforge.simulation.llm_agent import EPISODE_HEADER
 from trajforge.simulation.llm_user import KICKOFF, STOP_TOOL_NAME
-from trajforge.simulation.user import ScriptedUser
 
 AGENT_ROLES = ("oracle", "faulty")
 MAX_EPISODES = 20_000  # live episodes kept; the oldest are dropped first
@@ -145,11 +145,11 @@ class PolicyServer:
                                  "config of the build")
         seed = int(seed_text)
         if role == "user":
-            policy: Any = ScriptedUser(bp, self.domain, random.Random(seed + 1))
+            policy: Any = scripted_user(bp, self.domain, seed)
         else:
             fault = (choose_fault(bp, self.domain, random.Random(seed), self.fault_kinds)
                      if role == "faulty" else None)
-            policy = ScriptedAgent(bp, self.domain, random.Random(seed), fault)
+            policy = scripted_agent(bp, self.domain, seed, fault)
         episode = _Episode(policy)
         self.episodes[key] = episode
         while len(self.episodes) > MAX_EPISODES:

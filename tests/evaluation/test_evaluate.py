@@ -10,17 +10,13 @@ import pytest
 
 from trajforge.errors import ConfigError
 from trajforge.schemas.trajectory import Fault, FaultKind
-from trajforge.sft.evaluate import (
-    EvalSettings,
-    PolicySpec,
-    evaluate,
-    fresh_blueprints,
-    pass_hat_k,
-    save_evaluation,
-    score,
-)
-from trajforge.sft.policies import MALFORMED_CALL, parse_completion
-from trajforge.simulation import ScriptedAgent
+from trajforge.evaluation.blueprints import fresh_blueprints
+from trajforge.evaluation.config import PlayConfig
+from trajforge.evaluation.policies import PolicySpec
+from trajforge.evaluation.run import evaluate, save_evaluation
+from trajforge.evaluation.scores import pass_hat_k, score
+from trajforge.simulation.episodes import EpisodeContext, scripted_agent, scripted_agents
+from trajforge.simulation.local_model import MALFORMED_CALL, parse_completion
 from trajforge.store import query
 
 
@@ -53,11 +49,8 @@ def test_score_averages_per_blueprint_and_counts_failures():
 
 
 def test_the_oracle_passes_every_trial_and_a_fault_is_caught_by_its_check(blueprints, tmp_path):
-    def oracle(bp, domain, seed):
-        return ScriptedAgent(bp, domain, random.Random(seed), None)
-
-    good = evaluate(blueprints, oracle, "scripted:oracle", EvalSettings(trials=2, max_turns=40,
-                                                                         max_steps_per_turn=12), "fresh:4242")
+    good = evaluate(blueprints, scripted_agents, "scripted:oracle", PlayConfig(trials=2, max_turns=40,
+                                                                               max_steps_per_turn=12), "fresh:4242")
     [s] = good.scores
     assert (s.blueprints, s.episodes) == (6, 12)
     assert s.pass_at_1 == 1.0 and s.pass_hat[2] == 1.0
@@ -65,11 +58,12 @@ def test_the_oracle_passes_every_trial_and_a_fault_is_caught_by_its_check(bluepr
     # each trial of a blueprint has its own seed (a different user wording)
     assert len({r["seed"] for r in good.rows}) == 12
 
-    def unknown_tool(bp, domain, seed):
-        return ScriptedAgent(bp, domain, random.Random(seed), Fault(kind=FaultKind.unknown_tool, target=0))
+    def unknown_tool(episode: EpisodeContext):
+        return scripted_agent(episode.blueprint, episode.domain, episode.seed,
+                              Fault(kind=FaultKind.unknown_tool, target=0))
 
-    bad = evaluate(blueprints, unknown_tool, "scripted:unknown_tool", EvalSettings(trials=1, max_turns=40,
-                                                                                   max_steps_per_turn=12), "fresh:4242")
+    bad = evaluate(blueprints, unknown_tool, "scripted:unknown_tool", PlayConfig(trials=1, max_turns=40,
+                                                                                 max_steps_per_turn=12), "fresh:4242")
     [b] = bad.scores
     assert b.pass_at_1 == 0.0
     assert b.failures["tool_schema"] == 6

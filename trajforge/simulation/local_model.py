@@ -145,7 +145,7 @@ class TemplateAgent:
 # --- backends ---------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class GenerationSettings:
+class DecodingConfig:
     max_new_tokens: int = 256
     temperature: float = 0.0  # 0: greedy
     top_p: float = 1.0
@@ -191,7 +191,7 @@ def load_hf(path: str, device: str | None = None) -> tuple[Any, Any]:
     return model, tokenizer
 
 
-def hf_generate_batch(model: Any, tokenizer: Any, settings: GenerationSettings) -> Callable[[list[str]], list[str]]:
+def hf_generate_batch(model: Any, tokenizer: Any, settings: DecodingConfig) -> Callable[[list[str]], list[str]]:
     """A batch generate function for a transformers model (left padding)."""
     import torch
 
@@ -218,7 +218,7 @@ def hf_generate_batch(model: Any, tokenizer: Any, settings: GenerationSettings) 
     return generate
 
 
-def vllm_generate_batch(path: str, settings: GenerationSettings) -> tuple[Callable[[list[str]], list[str]], Any, int]:
+def vllm_generate_batch(path: str, settings: DecodingConfig) -> tuple[Callable[[list[str]], list[str]], Any, int]:
     """(batch generate, tokenizer, context length) for an in-process vLLM engine."""
     try:
         from vllm import LLM, SamplingParams  # type: ignore[import-not-found]
