@@ -1,4 +1,4 @@
-"""End-to-end build throughput and peak memory of ``trajforge.pipeline.run_build``.
+"""End-to-end build throughput and peak memory of ``trajforge.store.builds.run_build``.
 
 Builds N episodes (default 10,000) from scratch into an empty output folder: generate ->
 validate -> simulate -> verify -> write Parquet -> refresh the DuckDB catalog, exactly as

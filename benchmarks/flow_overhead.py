@@ -2,7 +2,7 @@
 
 Measured, each in a fresh Python process, on an empty output folder:
 
-- ``direct``: ``trajforge.pipeline.run_build`` with one worker: the stage functions
+- ``direct``: ``trajforge.store.builds.run_build`` with one worker: the stage functions
   (``generate_batch`` -> ``simulate_batch`` -> ``verify_batch`` -> rows -> shard files, committed)
   called in a loop over the batches, then the catalog refresh.
 - ``flow``: the ``build-dataset`` flow on the thread runner with one worker (the same

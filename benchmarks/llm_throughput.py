@@ -77,11 +77,10 @@ def episode_requests(config_path: Path) -> list[list[tuple[str, list[dict[str, A
     from trajforge.config import load_config
     from trajforge.environments.registry import load_domain
     from trajforge.generators import generate_blueprints
-    from trajforge.pipeline import episode_seed
     from trajforge.schemas.blueprint import TaskBlueprint
     from trajforge.schemas.messages import AssistantMessage, UserMessage, message_to_openai
-    from trajforge.schemas.trajectory import EpisodeSpec
-    from trajforge.simulation import EpisodeLimits, ScriptedAgent, ScriptedUser, run_episode
+    from trajforge.simulation.batch import episode_seed
+    from trajforge.simulation.episodes import EpisodeJob, EpisodePlayer
     from trajforge.simulation.llm_agent import episode_tag
     from trajforge.simulation.llm_user import STOP_TOOL, user_instructions, user_view
 
@@ -93,10 +92,7 @@ def episode_requests(config_path: Path) -> list[list[tuple[str, list[dict[str, A
         if not isinstance(bp, TaskBlueprint):
             continue
         seed = episode_seed(bp.id, 0, "bare")
-        traj = asyncio.run(run_episode(
-            bp.id, domain.environment(), ScriptedAgent(bp, domain, random.Random(seed)),
-            ScriptedUser(bp, domain, random.Random(seed + 1)), EpisodeLimits(), run_id="bench",
-            episode=EpisodeSpec(agent="a", user="u", seed=seed, max_turns=40)))
+        traj = asyncio.run(EpisodePlayer(lambda _: domain, run_id="bench").play(EpisodeJob(bp, seed))).trajectory
         payload = [message_to_openai(m) for m in traj.messages]
         system = user_instructions(bp, domain)
         headers = episode_tag(bp.id, seed)

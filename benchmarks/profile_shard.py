@@ -3,8 +3,8 @@
 1. Stage timings (no profiler): blueprints [0, N) of the default config through generate +
    validate, simulate, verify, row conversion, then the writer's ``RunStore.write_shard`` (Arrow +
    Parquet + fsync) into a temporary folder. The stages are timed by reproducing
-   ``process_shard`` step by step with the pipeline's own functions.
-2. ``cProfile`` of one ``process_shard(config, 0, N, domain)`` call (the domain is built
+   ``process_batch`` step by step with the stages' own functions.
+2. ``cProfile`` of one ``process_batch(config, 0, N, ctx)`` call (the domain is built
    beforehand, as a worker has it), top functions by cumulative and by own time.
 
 Writes benchmarks/results/profile_shard.txt (and .json with the stage timings).
@@ -35,7 +35,9 @@ def stage_timings(n: int) -> dict[str, Any]:
     from trajforge.config import load_config
     from trajforge.environments.registry import load_domain
     from trajforge.generators import generate_blueprints
-    from trajforge.pipeline import SimulationContext, _simulate_all
+    from trajforge.generators.batch import GeneratedBatch
+    from trajforge.simulation.batch import simulate_batch
+    from trajforge.simulation.worker_state import SimulationContext
     from trajforge.schemas.arrow import blueprint_to_row, trajectory_to_row, verdict_to_row
     from trajforge.schemas.blueprint import BlueprintRejection
     from trajforge.store import RunStore
@@ -53,14 +55,11 @@ def stage_timings(n: int) -> dict[str, Any]:
         items = list(generate_blueprints(domain, config.generation, run_id, 0, n))
         timings["generate_validate_s"] = time.perf_counter() - t
         blueprints = {b.id: b for b in items if not isinstance(b, BlueprintRejection)}
-        jobs = [(bp, slot, kind) for bp in blueprints.values()
-                for slot, kind in enumerate(config.simulation.agents)]
 
         t = time.perf_counter()
         ctx = SimulationContext(config, domain)
-        outcomes = ctx.loop.run_until_complete(_simulate_all(jobs, ctx, config, run_id))
+        trajectories = simulate_batch(config, GeneratedBatch(0, n, list(blueprints.values()), []), ctx).trajectories
         ctx.close()
-        trajectories = [o.trajectory for o in outcomes if o.trajectory is not None]
         timings["simulate_s"] = time.perf_counter() - t
 
         t = time.perf_counter()
@@ -92,17 +91,20 @@ def stage_timings(n: int) -> dict[str, Any]:
 def profile(n: int, top: int) -> str:
     from trajforge.config import load_config
     from trajforge.environments.registry import load_domain
-    from trajforge.pipeline import process_shard
+    from trajforge.simulation.worker_state import SimulationContext
+    from trajforge.store.builds import process_batch
 
     config = load_config(None, {"store.out": tempfile.gettempdir(), "generation.n_blueprints": n})
     domain = load_domain(config.domain.name, config.domain.size, config.domain.seed)
     profiler = cProfile.Profile()
     profiler.enable()
-    _, summary = process_shard(config, 0, n, domain)
+    ctx = SimulationContext(config, domain)
+    _, summary = process_batch(config, 0, n, ctx)
+    ctx.close()
     profiler.disable()
     buffer = io.StringIO()
     stats = pstats.Stats(profiler, stream=buffer)
-    buffer.write(f"process_shard(config, 0, {n}): {summary.episodes} episodes "
+    buffer.write(f"process_batch(config, 0, {n}): {summary.episodes} episodes "
                  "(times are inflated by the profiler)\n\n== by cumulative time ==\n")
     stats.sort_stats("cumulative").print_stats(top)
     buffer.write("\n== by own (total) time ==\n")

@@ -3,7 +3,7 @@
 Over ``RetailDomain(size, seed)`` (default 300, 0) and the blueprints
 ``generate_blueprints(domain, GenerationConfig(), "bench", 0, N)`` (default N = 2000), simulates
 one oracle and one fault-injected episode per blueprint exactly as the build does
-(``trajforge.pipeline._simulate_all``: the same per-episode seeds, ``choose_fault`` over every
+(``trajforge.simulation.batch.simulate_batch``: the same per-episode seeds, ``choose_fault`` over every
 ``FaultKind``, the same limits) and runs every verifier check on each episode.
 
 Reported:
@@ -46,7 +46,9 @@ def _chunks(items: list[Any], size: int) -> list[list[Any]]:
 def measure(n_blueprints: int, size: int, seed: int, chunk: int) -> dict[str, Any]:
     from trajforge.environments.retail import RetailDomain
     from trajforge.generators import generate_blueprints
-    from trajforge.pipeline import SimulationContext, _simulate_all  # the build's own simulation step
+    from trajforge.generators.batch import GeneratedBatch
+    from trajforge.simulation.batch import simulate_batch  # the build's own simulation step
+    from trajforge.simulation.worker_state import SimulationContext
     from trajforge.schemas.blueprint import BlueprintRejection
     from trajforge.schemas.config import GenerationConfig, RunConfig, SimulationConfig
     from trajforge.schemas.trajectory import FaultKind
@@ -81,14 +83,15 @@ def measure(n_blueprints: int, size: int, seed: int, chunk: int) -> dict[str, An
     terminations: dict[str, Counter[str]] = {a: Counter() for a in AGENTS}
 
     for part in _chunks(blueprints, chunk):
-        jobs = [(bp, slot, kind) for bp in part for slot, kind in enumerate(AGENTS)]
         ctx = SimulationContext(config, domain)
-        outcomes = ctx.loop.run_until_complete(_simulate_all(jobs, ctx, config, RUN_ID))
+        batch = GeneratedBatch(part[0].provenance.index, part[-1].provenance.index + 1, part, [])
+        simulated = simulate_batch(config, batch, ctx)
         ctx.close()
-        for (bp, _slot, agent), trajectory in zip(jobs, (o.trajectory for o in outcomes)):
-            if trajectory is None:  # faulty, but the blueprint admits no fault
-                skipped_faulty += 1
-                continue
+        skipped_faulty += simulated.skipped  # faulty, but the blueprint admits no fault
+        by_id = {bp.id: bp for bp in part}
+        for trajectory in simulated.trajectories:
+            bp = by_id[trajectory.blueprint_id]
+            agent = "oracle" if trajectory.episode.fault is None else "faulty"
             terminations[agent][trajectory.termination.value] += 1
             verdicts = {v.check: v for v in verify(trajectory, bp, domain)}
             failed = [name for name in check_names if not verdicts[name].passed]
@@ -193,7 +196,7 @@ def render_markdown(payload: dict[str, Any]) -> str:
         f"{sum(r['rejections'].values())} rejected" + (f" {r['rejections']}" if r['rejections'] else ""),
         f"- Episodes: {oracle['episodes']} oracle, {faulty['episodes']} fault-injected "
         f"({faulty['skipped_no_applicable_fault']} blueprints admitted no fault), simulated with "
-        "`trajforge.pipeline._simulate_all` and checked with `verify` (all checks)",
+        "`trajforge.simulation.batch.simulate_batch` and checked with `verify` (all checks)",
         f"- Oracle false positives = 0 for every check: "
         f"**{'PASS' if r['oracle_false_positives_zero'] else 'FAIL'}**",
         f"- Every injected fault caught by its named check: "
