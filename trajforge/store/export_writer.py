@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ from trajforge.errors import StoreError
 from trajforge.store.catalog import connect
 from trajforge.store.exports import (
     Judged,
+    Row,
     openai_record,
     preference_records,
     reference_trajectory,
@@ -233,12 +234,12 @@ def _prepare_folder(to: Path) -> None:
         raise StoreError(f"--to {to}: cannot create folder ({exc.strerror or exc})") from exc
 
 
-def _write_jsonl(path: Path, parquet_files: list[Path]) -> None:
+def _write_jsonl(folder: Path, split: Split, parquet_files: list[Path]) -> None:
     """The OpenAI JSONL next to the Parquet shards: the same rows, decoded."""
     from trajforge.store.features import FEATURES
 
     json_columns = [n for n, f in FEATURES["openai"].items() if f.get("_type") == "List"]
-    with path.open("w", encoding="utf-8") as f:
+    with (folder / f"{split}.jsonl").open("w", encoding="utf-8") as f:
         for file in parquet_files:
             for row in pq.read_table(file).to_pylist():
                 for name in json_columns:
@@ -246,14 +247,77 @@ def _write_jsonl(path: Path, parquet_files: list[Path]) -> None:
                 f.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
+# --- the formats ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BlueprintGroup:
+    """One blueprint's trajectories, as every format's rows are built from them."""
+
+    blueprint: Row
+    family: str
+    judged: list[Judged]  # all of them, in id order
+    accepted: list[Judged]  # those that passed and that a diversity selection (if any) kept
+
+
+# a format's rows for one blueprint, and how many rows it had to leave out
+RowBuilder = Callable[[BlueprintGroup], tuple[list[dict[str, Any]], int]]
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """How one export format is made: its rows per blueprint, and (optionally) files written
+    next to a split's finished Parquet shards, from them: ``(folder, split, shards)``."""
+
+    rows: RowBuilder
+    companion: Callable[[Path, Split, list[Path]], None] | None = None
+
+
+def _each_accepted(record: Callable[[Row], dict[str, Any] | None]) -> RowBuilder:
+    """One row per accepted trajectory; one the format cannot hold (``None``) is left out."""
+
+    def rows(group: BlueprintGroup) -> tuple[list[dict[str, Any]], int]:
+        built = [record(j.row) for j in group.accepted]
+        kept = [r for r in built if r is not None]
+        return kept, len(built) - len(kept)
+
+    return rows
+
+
+def _preference_rows(group: BlueprintGroup) -> tuple[list[dict[str, Any]], int]:
+    """Chosen/rejected pairs among all the blueprint's trajectories; a failing one that found
+    no passing partner it shares a prefix with is left out (when there is a passing one)."""
+    failing = sum(not j.passed for j in group.judged)
+    pairs = preference_records(group.judged)
+    if failing and any(j.passed for j in group.judged) and len(pairs) < failing:
+        return pairs, failing - len(pairs)
+    return pairs, 0
+
+
+def _rl_task_rows(group: BlueprintGroup) -> tuple[list[dict[str, Any]], int]:
+    reference = reference_trajectory([j.row for j in group.judged])
+    if reference is None:
+        return [], 0
+    return [rl_task_record(group.blueprint, reference, group.family)], 0
+
+
+# every export format, so adding one is one entry here (and its Features in store/features.py)
+FORMATS: dict[ExportFormat, FormatSpec] = {
+    "sft": FormatSpec(_each_accepted(sft_record)),
+    "preferences": FormatSpec(_preference_rows),
+    "sharegpt": FormatSpec(_each_accepted(sharegpt_record)),
+    "openai": FormatSpec(_each_accepted(openai_record), companion=_write_jsonl),
+    "rl_tasks": FormatSpec(_rl_task_rows),
+}
+
+
 def write_export(out: Path, to: Path, formats: Sequence[ExportFormat] = EXPORT_FORMATS,
                  split_config: SplitConfig | None = None, run_ids: Sequence[str] | None = None,
                  shard_rows: int = DEFAULT_SHARD_ROWS) -> ExportSummary:
     """Export the catalog at ``out`` to ``to``: data shards and ``trajforge_export.json``.
     (The card is added by ``trajforge.store.card.write_card``.)"""
-    unknown = [f for f in formats if f not in EXPORT_FORMATS]
+    unknown = [f for f in formats if f not in FORMATS]
     if unknown:
-        raise StoreError(f"--format: unknown format {unknown[0]!r} (one of {', '.join(EXPORT_FORMATS)}, all)")
+        raise StoreError(f"--format: unknown format {unknown[0]!r} (one of {', '.join(FORMATS)}, all)")
     split_config = split_config or SplitConfig()
     to = Path(to)
     con = connect(out, read_only=True)
@@ -276,47 +340,30 @@ def write_export(out: Path, to: Path, formats: Sequence[ExportFormat] = EXPORT_F
                  for fmt in formats for s in SPLITS}
         skipped: dict[str, int] = {}
         seen_blueprints: set[str] = set()
-        for blueprint_id, group in _judged_by_blueprint(con, runs, tool_lists):
+        chosen = list(dict.fromkeys(formats))  # each format once, however often it was named
+        for blueprint_id, judged in _judged_by_blueprint(con, runs, tool_lists):
             if blueprint_id not in blueprints:
                 continue
             seen_blueprints.add(blueprint_id)
-            s = split[blueprint_id]
-            accepted = [j for j in group if j.passed and (selected is None or j.row["id"] in selected)]
-            for j in accepted:
-                if "sft" in formats:
-                    sinks["sft", s].add(sft_record(j.row))
-                if "sharegpt" in formats:
-                    record = sharegpt_record(j.row)
-                    if record is None:
-                        skipped["sharegpt"] = skipped.get("sharegpt", 0) + 1
-                    else:
-                        sinks["sharegpt", s].add(record)
-                if "openai" in formats:
-                    record = openai_record(j.row)
-                    if record is None:
-                        skipped["openai"] = skipped.get("openai", 0) + 1
-                    else:
-                        sinks["openai", s].add(record)
-            if "preferences" in formats:
-                failing = sum(not j.passed for j in group)
-                pairs = preference_records(group)
-                if failing and any(j.passed for j in group) and len(pairs) < failing:
-                    skipped["preferences"] = skipped.get("preferences", 0) + failing - len(pairs)
-                for pair in pairs:
-                    sinks["preferences", s].add(pair)
-            if "rl_tasks" in formats:
-                reference = reference_trajectory([j.row for j in group])
-                if reference is not None:
-                    sinks["rl_tasks", s].add(rl_task_record(blueprints[blueprint_id], reference,
-                                                            family[blueprint_id]))
+            group = BlueprintGroup(
+                blueprints[blueprint_id], family[blueprint_id], judged,
+                [j for j in judged if j.passed and (selected is None or j.row["id"] in selected)])
+            for fmt in chosen:
+                rows, left_out = FORMATS[fmt].rows(group)
+                for row in rows:
+                    sinks[fmt, split[blueprint_id]].add(row)
+                if left_out:
+                    skipped[fmt] = skipped.get(fmt, 0) + left_out
         for (fmt, s), sink in sinks.items():
             names = sink.close()
             if names:
                 summary.files.setdefault(fmt, {})[s] = names
                 summary.rows.setdefault(fmt, {})[s] = sink.rows
-        if "openai" in summary.files:
-            for s, names in summary.files["openai"].items():
-                _write_jsonl(to / "openai" / f"{s}.jsonl", [to / n for n in names])
+        for fmt in chosen:
+            companion, written = FORMATS[fmt].companion, summary.files.get(fmt, {})
+            for s in SPLITS:
+                if companion is not None and s in written:
+                    companion(to / fmt, s, [to / n for n in written[s]])
         summary.skipped = skipped
         in_export = {bp: split[bp] for bp in seen_blueprints}
         summary.blueprints_per_split = {s: sum(v == s for v in in_export.values()) for s in SPLITS}
