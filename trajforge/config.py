@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 from trajforge.environments.registry import load_domain_class
 from trajforge.errors import ConfigError
 from trajforge.schemas.config import RunConfig
+from trajforge.verifiers.checks import CHECKS
 
 
 def _set(tree: dict[str, Any], dotted: str, value: Any) -> None:
@@ -102,9 +103,22 @@ def validate_config(model: type[M], values: dict[str, Any]) -> M:
 def load_config(path: Path | None = None, overrides: dict[str, Any] | None = None) -> RunConfig:
     config = load_yaml_config(RunConfig, path, overrides)
     load_domain_class(config.domain.name)
+    check_names(config)
     check_diversity(config)
     check_writable(config.store.out)
     return config
+
+
+def check_names(config: RunConfig) -> None:
+    """Every configured name a registry resolves is a known one, so that a typo fails at load
+    with its field rather than mid-batch with a ``KeyError``. (The registries live above
+    schemas/, so ``RunConfig`` cannot check them itself; names with a ``Literal`` or enum type
+    are checked by pydantic, and the diversity embedders, which may be any sentence-transformers
+    model or path, by ``check_diversity``.)"""
+    for name in config.verification.checks or ():
+        if name not in CHECKS:
+            raise ConfigError("verification.checks",
+                              f"unknown check '{name}'; known: {', '.join(sorted(CHECKS))}")
 
 
 def check_diversity(config: RunConfig) -> None:
