@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -61,29 +61,32 @@ def _config_values(overrides: list[str] | None, options: dict[str, Any]) -> dict
 
 @app.command()
 def build(
-    config: Annotated[Optional[Path], typer.Option("--config", help="run config YAML")] = None,
-    out_dir: Annotated[Optional[Path], typer.Option("--out", help="output folder (default data/)")] = None,
-    n: Annotated[Optional[int], typer.Option("--n", help="number of blueprints")] = None,
-    seed: Annotated[Optional[int], typer.Option("--seed", help="generation seed")] = None,
-    domain: Annotated[Optional[str], typer.Option("--domain", help="domain name")] = None,
-    workers: Annotated[Optional[int], typer.Option("--workers", help="batches at once (threads, processes or local cluster workers)")] = None,
-    shard_size: Annotated[Optional[int], typer.Option("--shard-size", help="blueprints per batch (shard)")] = None,
-    runner: Annotated[Optional[str], typer.Option("--runner", help="Prefect task runner: threads, processes, dask or ray")] = None,
-    address: Annotated[Optional[str], typer.Option("--address", help="existing Dask (tcp://...) or Ray (ray://...) cluster")] = None,
-    select: Annotated[Optional[int], typer.Option(
+    config: Annotated[Path | None, typer.Option("--config", help="run config YAML")] = None,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="output folder (default data/)")] = None,
+    n: Annotated[int | None, typer.Option("--n", help="number of blueprints")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="generation seed")] = None,
+    domain: Annotated[str | None, typer.Option("--domain", help="domain name")] = None,
+    workers: Annotated[int | None, typer.Option(
+        "--workers", help="batches at once (threads, processes or local cluster workers)")] = None,
+    shard_size: Annotated[int | None, typer.Option("--shard-size", help="blueprints per batch (shard)")] = None,
+    runner: Annotated[str | None, typer.Option(
+        "--runner", help="Prefect task runner: threads, processes, dask or ray")] = None,
+    address: Annotated[str | None, typer.Option(
+        "--address", help="existing Dask (tcp://...) or Ray (ray://...) cluster")] = None,
+    select: Annotated[int | None, typer.Option(
         "--select", help="select K diverse trajectories (diversity.select)")] = None,
-    dedup_threshold: Annotated[Optional[float], typer.Option(
+    dedup_threshold: Annotated[float | None, typer.Option(
         "--dedup-threshold", help="remove near-duplicates at cosine >= T (diversity.dedup_threshold)")] = None,
-    overrides: Annotated[Optional[list[str]], typer.Option("--set", help="KEY=VALUE config override")] = None,
-    agent_model: Annotated[Optional[str], typer.Option(
+    overrides: Annotated[list[str] | None, typer.Option("--set", help="KEY=VALUE config override")] = None,
+    agent_model: Annotated[str | None, typer.Option(
         "--agent-model", help="litellm model string for the agent (e.g. openai/gpt-4.1-mini)")] = None,
-    user_model: Annotated[Optional[str], typer.Option(
+    user_model: Annotated[str | None, typer.Option(
         "--user-model", help="litellm model string for the user simulator")] = None,
-    api_base: Annotated[Optional[str], typer.Option(
+    api_base: Annotated[str | None, typer.Option(
         "--api-base", help="OpenAI-compatible server URL for the model roles")] = None,
-    max_cost_usd: Annotated[Optional[float], typer.Option(
+    max_cost_usd: Annotated[float | None, typer.Option(
         "--max-cost-usd", help="no new episode starts once the run has spent this")] = None,
-    concurrency: Annotated[Optional[int], typer.Option("--concurrency", help="episodes in flight")] = None,
+    concurrency: Annotated[int | None, typer.Option("--concurrency", help="episodes in flight")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="print the plan and cost estimate only")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="no progress bar")] = False,
 ) -> None:
@@ -141,8 +144,8 @@ def build(
 
 @app.command("serve-policy")
 def serve_policy(
-    config: Annotated[Optional[Path], typer.Option("--config", help="the run config whose blueprints to serve")] = None,
-    n: Annotated[Optional[int], typer.Option("--n", help="number of blueprints")] = None,
+    config: Annotated[Path | None, typer.Option("--config", help="the run config whose blueprints to serve")] = None,
+    n: Annotated[int | None, typer.Option("--n", help="number of blueprints")] = None,
     host: Annotated[str, typer.Option("--host")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="0 picks a free port")] = 8000,
     latency_ms: Annotated[float, typer.Option("--latency-ms", help="added to every answer")] = 0.0,
@@ -192,14 +195,14 @@ def serve_policy(
 @app.command()
 def deploy(
     cron: Annotated[str, typer.Option("--cron", help='schedule, e.g. "0 3 * * *" (03:00 daily)')],
-    config: Annotated[Optional[Path], typer.Option("--config", help="run config YAML")] = None,
-    name: Annotated[Optional[str], typer.Option("--name", help="deployment name (default: the config's name)")] = None,
+    config: Annotated[Path | None, typer.Option("--config", help="run config YAML")] = None,
+    name: Annotated[str | None, typer.Option("--name", help="deployment name (default: the config's name)")] = None,
     pool: Annotated[str, typer.Option("--pool", help="process work pool (created if missing)")] = "trajforge",
     grow: Annotated[int, typer.Option("--grow", help="each run adds this many blueprints to the run")] = 0,
     serve: Annotated[bool, typer.Option("--serve", help="serve it from this process instead of a work pool")] = False,
-    out_dir: Annotated[Optional[Path], typer.Option("--out", help="output folder (default data/)")] = None,
-    overrides: Annotated[Optional[list[str]], typer.Option("--set", help="KEY=VALUE config override")] = None,
-    train_config: Annotated[Optional[Path], typer.Option(
+    out_dir: Annotated[Path | None, typer.Option("--out", help="output folder (default data/)")] = None,
+    overrides: Annotated[list[str] | None, typer.Option("--set", help="KEY=VALUE config override")] = None,
+    train_config: Annotated[Path | None, typer.Option(
         "--train-config", help="also train on the export and evaluate the model after each build "
                                "(a train config, e.g. configs/sft-tiny.yaml)")] = None,
 ) -> None:
@@ -279,7 +282,7 @@ def query(
     with _one_line():
         columns, rows = run_query(out_dir, sql)
     if fmt == "json":
-        typer.echo(json.dumps([dict(zip(columns, r)) for r in rows], default=str, indent=1))
+        typer.echo(json.dumps([dict(zip(columns, r, strict=True)) for r in rows], default=str, indent=1))
     elif fmt == "csv":
         import csv
         import sys
@@ -325,26 +328,26 @@ def _split_config(splits: str | None, salt: str) -> Any:
         ratios = parse_splits(splits)
         values: dict[str, Any] = {"salt": salt}
         if ratios:
-            values.update(zip(("train", "validation", "test"), ratios))
+            values.update(zip(("train", "validation", "test"), ratios, strict=True))  # three, parsed
         return SplitConfig(**values)
     except (ValueError, ValidationError) as exc:
         detail = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
         raise ConfigError("--splits", detail) from None
 
 
-FormatOption = Annotated[Optional[list[str]], typer.Option(
+FormatOption = Annotated[list[str] | None, typer.Option(
     "--format", help="sft, preferences, sharegpt, openai, rl_tasks or all (repeat or comma-separate)")]
-SplitsOption = Annotated[Optional[str], typer.Option(
+SplitsOption = Annotated[str | None, typer.Option(
     "--splits", help="train,validation,test ratios by blueprint family (default 0.8,0.1,0.1)")]
 SaltOption = Annotated[str, typer.Option("--split-salt", help="salt for a different family split")]
-RunOption = Annotated[Optional[list[str]], typer.Option("--run", help="export only this run id (repeatable)")]
+RunOption = Annotated[list[str] | None, typer.Option("--run", help="export only this run id (repeatable)")]
 LicenseOption = Annotated[str, typer.Option("--license", help="license id for the dataset card")]
 
 
 @app.command()
 def export(
     out_dir: OutOption = Path("data"),
-    to: Annotated[Optional[Path], typer.Option("--to", help="export folder (default OUT/export)")] = None,
+    to: Annotated[Path | None, typer.Option("--to", help="export folder (default OUT/export)")] = None,
     formats: FormatOption = None,
     splits: SplitsOption = None,
     salt: SaltOption = "",
@@ -374,10 +377,10 @@ def export(
 def publish(
     repo_id: Annotated[str, typer.Option("--repo-id", help="Hub dataset repo, ORG/NAME")],
     out_dir: OutOption = Path("data"),
-    to: Annotated[Optional[Path], typer.Option(
+    to: Annotated[Path | None, typer.Option(
         "--to", help="staging folder (default OUT/publish/ORG__NAME)")] = None,
     private: Annotated[bool, typer.Option("--private", help="create the repo private")] = False,
-    revision: Annotated[Optional[str], typer.Option("--revision", help="branch to commit to")] = None,
+    revision: Annotated[str | None, typer.Option("--revision", help="branch to commit to")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="only write the folder that would be uploaded")] = False,
     formats: FormatOption = None,
     splits: SplitsOption = None,
@@ -387,9 +390,8 @@ def publish(
 ) -> None:
     """Stage the exports and card, then upload them to the Hugging Face Hub (token from HF_TOKEN
     or `hf auth login`)."""
-    from trajforge.store.publish import check_repo_id, default_staging, folder_files
+    from trajforge.store.publish import check_repo_id, default_staging, folder_files, stage
     from trajforge.store.publish import publish as upload
-    from trajforge.store.publish import stage
 
     with _one_line():
         check_repo_id(repo_id)
@@ -407,17 +409,20 @@ def publish(
 
 # --- training and evaluation (trajforge/sft) ----------------------------------------------------
 
-train_app = typer.Typer(no_args_is_help=True, help="Train a model: SFT on an export, or RL on environment rewards (TRL).")
+train_app = typer.Typer(no_args_is_help=True,
+                        help="Train a model: SFT on an export, or RL on environment rewards (TRL).")
 app.add_typer(train_app, name="train")
 
 
 @train_app.command("sft")
 def train_sft_command(
-    config: Annotated[Optional[Path], typer.Option("--config", help="train config YAML (see configs/sft-tiny.yaml)")] = None,
-    model: Annotated[Optional[str], typer.Option("--model", help="tiny, a local model folder or a Hub id")] = None,
-    data: Annotated[Optional[str], typer.Option("--data", help="export folder, dataset folder or Hub dataset id")] = None,
-    output_dir: Annotated[Optional[Path], typer.Option("--output-dir", help="checkpoints, final model, loss curves")] = None,
-    overrides: Annotated[Optional[list[str]], typer.Option(
+    config: Annotated[Path | None, typer.Option(
+        "--config", help="train config YAML (see configs/sft-tiny.yaml)")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="tiny, a local model folder or a Hub id")] = None,
+    data: Annotated[str | None, typer.Option("--data", help="export folder, dataset folder or Hub dataset id")] = None,
+    output_dir: Annotated[Path | None, typer.Option(
+        "--output-dir", help="checkpoints, final model, loss curves")] = None,
+    overrides: Annotated[list[str] | None, typer.Option(
         "--set", help="KEY=VALUE override, e.g. sft.max_steps=100 (sft.* are trl.SFTConfig fields)")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="continue from the last checkpoint in --output-dir")] = False,
 ) -> None:
@@ -440,11 +445,11 @@ def train_sft_command(
 
 @train_app.command("rl")
 def train_rl_command(
-    config: Annotated[Optional[Path], typer.Option("--config", help="RL config YAML (see configs/rl-tiny.yaml)")] = None,
-    model: Annotated[Optional[str], typer.Option("--model", help="the policy to train: a local model folder")] = None,
-    tasks: Annotated[Optional[str], typer.Option("--tasks", help="dataset folder whose blueprints are the tasks")] = None,
-    output_dir: Annotated[Optional[Path], typer.Option("--output-dir", help="the trained policy and its curves")] = None,
-    overrides: Annotated[Optional[list[str]], typer.Option(
+    config: Annotated[Path | None, typer.Option("--config", help="RL config YAML (see configs/rl-tiny.yaml)")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="the policy to train: a local model folder")] = None,
+    tasks: Annotated[str | None, typer.Option("--tasks", help="dataset folder whose blueprints are the tasks")] = None,
+    output_dir: Annotated[Path | None, typer.Option("--output-dir", help="the trained policy and its curves")] = None,
+    overrides: Annotated[list[str] | None, typer.Option(
         "--set", help="KEY=VALUE override, e.g. grpo.max_steps=20 (grpo.* are trl.GRPOConfig fields)")] = None,
 ) -> None:
     """GRPO on environment rewards: the policy plays whole episodes against the scripted user,
@@ -464,12 +469,15 @@ def train_rl_command(
 
 @app.command("loop")
 def loop_command(
-    config: Annotated[Optional[Path], typer.Option("--config", help="loop config YAML (see configs/loop-tiny.yaml)")] = None,
-    model: Annotated[Optional[str], typer.Option("--model", help="the starting policy: a local model folder")] = None,
-    tasks: Annotated[Optional[str], typer.Option("--tasks", help="dataset folder: seed tasks, held-out tasks, records")] = None,
-    output_dir: Annotated[Optional[Path], typer.Option("--output-dir", help="the final policy and loop.png")] = None,
-    iterations: Annotated[Optional[int], typer.Option("--iterations", min=1)] = None,
-    overrides: Annotated[Optional[list[str]], typer.Option("--set", help="KEY=VALUE override, e.g. pool.capacity=32")] = None,
+    config: Annotated[Path | None, typer.Option(
+        "--config", help="loop config YAML (see configs/loop-tiny.yaml)")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="the starting policy: a local model folder")] = None,
+    tasks: Annotated[str | None, typer.Option(
+        "--tasks", help="dataset folder: seed tasks, held-out tasks, records")] = None,
+    output_dir: Annotated[Path | None, typer.Option("--output-dir", help="the final policy and loop.png")] = None,
+    iterations: Annotated[int | None, typer.Option("--iterations", min=1)] = None,
+    overrides: Annotated[list[str] | None, typer.Option(
+        "--set", help="KEY=VALUE override, e.g. pool.capacity=32")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="no per-iteration lines")] = False,
 ) -> None:
     """The online boundary-sample resynthesis loop: rollout, reward, detect boundary tasks,
@@ -495,40 +503,51 @@ def loop_command(
               f"\"SELECT * FROM loop_iterations WHERE run_id = '{result.run_id}'\"")
 
 
-def _eval_default(name: str) -> Any:
+def _eval_defaults() -> dict[str, Any]:
     from trajforge.evaluation.config import EvalConfig, default_of
 
-    return default_of(EvalConfig, name)
+    return {name: default_of(EvalConfig, name) for name in EvalConfig.model_fields}
+
+
+_EVAL = _eval_defaults()  # `trajforge eval`'s defaults are EvalConfig's
 
 
 @app.command("eval")
 def eval_command(
     policy: Annotated[str, typer.Option("--policy", help="hf:PATH, vllm:PATH or litellm:MODEL")],
-    out_dir: Annotated[Path, typer.Option("--out", help="dataset folder: held-out blueprints, and where results go")] = _eval_default("out"),
-    split: Annotated[str, typer.Option("--split", help="the split of --out's blueprints to play")] = _eval_default("split"),
-    salt: SaltOption = _eval_default("salt"),
-    fresh: Annotated[Optional[int], typer.Option("--fresh", help="play N freshly generated blueprints instead")] = None,
-    fresh_seed: Annotated[int, typer.Option("--fresh-seed", help="generation seed of --fresh")] = _eval_default("fresh_seed"),
-    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="at most this many blueprints")] = None,
-    trials: Annotated[int, typer.Option("--trials", min=1, help="episodes per blueprint (pass^k up to k)")] = _eval_default("trials"),
-    max_turns: Annotated[int, typer.Option("--max-turns", min=2, help="user turns per episode")] = _eval_default("max_turns"),
+    out_dir: Annotated[Path, typer.Option(
+        "--out", help="dataset folder: held-out blueprints, and where results go")] = _EVAL["out"],
+    split: Annotated[str, typer.Option(
+        "--split", help="the split of --out's blueprints to play")] = _EVAL["split"],
+    salt: SaltOption = _EVAL["salt"],
+    fresh: Annotated[int | None, typer.Option("--fresh", help="play N freshly generated blueprints instead")] = None,
+    fresh_seed: Annotated[int, typer.Option(
+        "--fresh-seed", help="generation seed of --fresh")] = _EVAL["fresh_seed"],
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="at most this many blueprints")] = None,
+    trials: Annotated[int, typer.Option(
+        "--trials", min=1, help="episodes per blueprint (pass^k up to k)")] = _EVAL["trials"],
+    max_turns: Annotated[int, typer.Option(
+        "--max-turns", min=2, help="user turns per episode")] = _EVAL["max_turns"],
     max_steps: Annotated[int, typer.Option("--max-steps-per-turn", min=1,
-                                           help="agent messages per user turn")] = _eval_default("max_steps_per_turn"),
-    max_new_tokens: Annotated[int, typer.Option("--max-new-tokens", min=1)] = _eval_default("max_new_tokens"),
-    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="0: greedy")] = _eval_default("temperature"),
-    batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="episodes generated together")] = _eval_default("batch_size"),
-    api_base: Annotated[Optional[str], typer.Option("--api-base", help="for litellm: an OpenAI-compatible server")] = None,
-    user_model: Annotated[Optional[str], typer.Option(
+                                           help="agent messages per user turn")] = _EVAL["max_steps_per_turn"],
+    max_new_tokens: Annotated[int, typer.Option("--max-new-tokens", min=1)] = _EVAL["max_new_tokens"],
+    temperature: Annotated[float, typer.Option(
+        "--temperature", min=0.0, help="0: greedy")] = _EVAL["temperature"],
+    batch_size: Annotated[int, typer.Option(
+        "--batch-size", min=1, help="episodes generated together")] = _EVAL["batch_size"],
+    api_base: Annotated[str | None, typer.Option("--api-base", help="for litellm: an OpenAI-compatible server")] = None,
+    user_model: Annotated[str | None, typer.Option(
         "--user-model", help="an LLM plays the user (litellm model name); default: the scripted user")] = None,
-    user_api_base: Annotated[Optional[str], typer.Option("--user-api-base", help="the user model's server")] = None,
-    seed: Annotated[int, typer.Option("--seed")] = _eval_default("seed"),
-    threads: Annotated[Optional[int], typer.Option("--threads", min=1,
-                                                   help="CPU threads for a local model (1 is faster on a shared CPU)")] = None,
-    json_out: Annotated[Optional[Path], typer.Option("--json", help="also write the summary as JSON here")] = None,
+    user_api_base: Annotated[str | None, typer.Option("--user-api-base", help="the user model's server")] = None,
+    seed: Annotated[int, typer.Option("--seed")] = _EVAL["seed"],
+    threads: Annotated[int | None, typer.Option(
+        "--threads", min=1, help="CPU threads for a local model (1 is faster on a shared CPU)")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="also write the summary as JSON here")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="no progress bar")] = False,
 ) -> None:
     """Play a policy as the agent on held-out blueprints against the scripted user (or an LLM
-    user, --user-model), verify every episode, and report pass@1, pass^k, tool-call format validity and failures by check."""
+    user, --user-model), verify every episode, and report pass@1, pass^k, tool-call format validity
+    and failures by check."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with _one_line(train_extra="eval"):
@@ -536,11 +555,12 @@ def eval_command(
         from trajforge.evaluation.config import EvalConfig
         from trajforge.evaluation.run import prepare_evaluation, render_table, save_evaluation, summary_json
 
-        prepared = prepare_evaluation(validate_config(EvalConfig, dict(
-            policy=policy, out=out_dir, split=split, salt=salt, fresh=fresh, fresh_seed=fresh_seed, limit=limit,
-            trials=trials, max_turns=max_turns, max_steps_per_turn=max_steps, max_new_tokens=max_new_tokens,
-            temperature=temperature, batch_size=batch_size, api_base=api_base, seed=seed, user_model=user_model,
-            user_api_base=user_api_base, threads=threads)))
+        prepared = prepare_evaluation(validate_config(EvalConfig, {
+            "policy": policy, "out": out_dir, "split": split, "salt": salt, "fresh": fresh,
+            "fresh_seed": fresh_seed, "limit": limit, "trials": trials, "max_turns": max_turns,
+            "max_steps_per_turn": max_steps, "max_new_tokens": max_new_tokens, "temperature": temperature,
+            "batch_size": batch_size, "api_base": api_base, "seed": seed, "user_model": user_model,
+            "user_api_base": user_api_base, "threads": threads}))
         with Progress(TextColumn("[bold]eval[/bold]"), BarColumn(), MofNCompleteColumn(),
                       TextColumn("episodes"), TimeElapsedColumn(), console=err, disable=quiet,
                       transient=True) as bar:

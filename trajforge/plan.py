@@ -14,6 +14,10 @@ import asyncio
 import json
 from dataclasses import dataclass, field
 
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
 from trajforge.generators import generate_blueprints
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.config import ModelConfig, RunConfig
@@ -22,10 +26,6 @@ from trajforge.simulation.episodes import EpisodeJob, EpisodePlayer
 from trajforge.simulation.llm_user import user_instructions
 from trajforge.simulation.runner import EpisodeLimits
 from trajforge.simulation.worker_state import config_domain
-
-from rich.console import Group
-from rich.table import Table
-from rich.text import Text
 
 
 @dataclass
@@ -94,7 +94,8 @@ def estimate_plan(config: RunConfig, sample: int = 20) -> Plan:
     # the scripted oracle stands in for every role: its dialogue is what the models would see
     player = EpisodePlayer(lambda _: domain, limits=EpisodeLimits(sim.max_turns, sim.max_steps_per_turn),
                            run_id="plan")
-    played = asyncio.run(player.play_all([EpisodeJob(bp, seed=0) for bp in picked]))
+    jobs: list[EpisodeJob[None]] = [EpisodeJob(bp, seed=0) for bp in picked]
+    played = asyncio.run(player.play_all(jobs))
     for bp, p in zip(picked, played, strict=True):
         assert p is not None
         traj = p.trajectory

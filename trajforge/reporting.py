@@ -15,8 +15,8 @@ from trajforge.errors import StoreError
 from trajforge.store import CATALOG_FILE, query
 
 if TYPE_CHECKING:
-    from trajforge.store.builds import BuildResult
     from trajforge.schemas.config import RunConfig
+    from trajforge.store.builds import BuildResult
 
 
 # who an ending is blamed on: a user simulator or a provider failing is not the agent's fault
@@ -130,7 +130,8 @@ def diversity_tables(summary: dict[str, Any]) -> list[Table]:
                            f"{nc['originals_kept']:.1%}")
         tables.append(copies)
     for title, key in (("Vendi by domain", "by_domain"), ("Vendi by stratum", "by_stratum")):
-        t = Table(Column("group", overflow="fold"), "items", f"Vendi q={q}", "selected", f"selected Vendi q={q}", title=title)
+        t = Table(Column("group", overflow="fold"), "items", f"Vendi q={q}", "selected", f"selected Vendi q={q}",
+                  title=title)
         for row in summary.get(key, []):
             t.add_row(row["group"], str(row["items"]), _v(row["vendi"], q),
                       str(row.get("selected", "-")), _v(row.get("vendi_selected"), q))
@@ -138,7 +139,7 @@ def diversity_tables(summary: dict[str, Any]) -> list[Table]:
     return tables
 
 
-def build_summary(config: "RunConfig", result: "BuildResult") -> Group:
+def build_summary(config: RunConfig, result: BuildResult) -> Group:
     cached = getattr(result, "cached", None)
     from_cache = f" ({cached} from Prefect's cache)" if cached is not None else ""
     startup = getattr(result, "startup_seconds", 0.0)
@@ -211,7 +212,8 @@ def render_trajectory(out: Path, trajectory_id: str) -> Group:
         parts.append(Text.assemble((f"{label:>10}: ", styles[m["role"]]), body))
     verdicts = Table("check", "passed", "reason", title="verdicts")
     for check, passed, reason, evidence in query(
-            out, f"SELECT \"check\", passed, reason, evidence FROM verdicts WHERE trajectory_id = '{safe}' ORDER BY 1")[1]:
+            out, "SELECT \"check\", passed, reason, evidence FROM verdicts "
+                 f"WHERE trajectory_id = '{safe}' ORDER BY 1")[1]:
         detail = "" if passed else f"{reason} {json.loads(evidence)}"[:200]
         verdicts.add_row(check, "yes" if passed else "[red]no[/red]", detail or reason)
     parts.append(verdicts)

@@ -21,7 +21,7 @@ class PolicySpec:
     target: str
 
     @classmethod
-    def parse(cls, text: str) -> "PolicySpec":
+    def parse(cls, text: str) -> PolicySpec:
         kind, sep, target = text.partition(":")
         if not sep or kind not in ("hf", "vllm", "litellm") or not target:
             raise ConfigError("--policy", f"'{text}' is not hf:PATH, vllm:PATH or litellm:MODEL")

@@ -15,11 +15,10 @@ import asyncio
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from trajforge.errors import ConfigError
 from trajforge.evaluation.blueprints import fresh_blueprints, heldout_blueprints
 from trajforge.evaluation.config import EvalConfig, PlayConfig
 from trajforge.evaluation.policies import PolicySpec, agent_factory
@@ -87,7 +86,7 @@ def evaluate(blueprints: Sequence[TaskBlueprint], make_agent: AgentFactory, poli
              agent_uses_model: bool = False) -> EvalResult:
     """Play and verify every (blueprint, trial); the rows and per-domain scores.
     ``agent_uses_model``: the agent's calls go through the gateway (each episode gets a ledger)."""
-    created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    created = datetime.now(UTC).isoformat(timespec="seconds")
     eval_id = content_id({"policy": policy, "source": source, "blueprints": [b.id for b in blueprints],
                           "settings": play.model_dump(mode="json", exclude={"gateway"}), "created": created},
                          prefix="ev_")

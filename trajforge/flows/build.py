@@ -49,7 +49,7 @@ from trajforge.flows.runners import check_runner, make_task_runner
 from trajforge.flows.runtime import prefect_runtime, results_dir
 from trajforge.generators.batch import GeneratedBatch, generate_batch
 from trajforge.schemas.config import RunConfig
-from trajforge.schemas.trajectory import Trajectory, Verdict
+from trajforge.schemas.trajectory import Verdict
 from trajforge.simulation.batch import SimulatedBatch, simulate_batch
 from trajforge.simulation.worker_state import config_domain, thread_context
 from trajforge.store import RunStore
@@ -81,7 +81,8 @@ def _imports(path: Path, package: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
             found.add(base)
             found.update(f"{base}.{a.name}" for a in node.names)  # "from pkg import module"
     return {m for m in found if m == "trajforge" or m.startswith("trajforge.")}
@@ -146,7 +147,7 @@ def simulate(config: RunConfig, generated: Any, invocation: str = "") -> Simulat
 
 @task(name="verify", cache_policy=NO_CACHE, persist_result=False,
       retry_condition_fn=retry_transient)
-def verify(config: RunConfig, trajectories: list[Trajectory], blueprints: Any) -> list[Verdict]:
+def verify(config: RunConfig, trajectories: Any, blueprints: Any) -> list[Verdict]:
     return verify_batch(config, trajectories, blueprints, config_domain(config))
 
 

@@ -41,7 +41,7 @@ def _split_config(splits: list[float] | None, salt: str) -> Any:
     if splits:
         if len(splits) != 3:
             raise ConfigError("splits", f"expected three ratios (train, validation, test), got {splits}")
-        values.update(zip(("train", "validation", "test"), splits))
+        values.update(zip(("train", "validation", "test"), splits, strict=True))  # three, checked above
     try:
         return SplitConfig(**values)
     except ValidationError as exc:

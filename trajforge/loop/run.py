@@ -132,11 +132,11 @@ def seed_pool(config: LoopConfig) -> list[TaskBlueprint]:
 
 def run_loop(config: LoopConfig, progress: Callable[[str], None] | None = None) -> LoopResult:
     """Run ``config.iterations`` iterations; returns the rows also stored in the catalog."""
+    from trajforge.evaluation.blueprints import heldout_blueprints
     from trajforge.generators.resynthesize import resynthesize
     from trajforge.loop.plot import plot_loop
     from trajforge.rl.train import grpo_config, grpo_train
     from trajforge.schemas.arrow import trajectory_to_row, verdict_to_row
-    from trajforge.evaluation.blueprints import heldout_blueprints
     from trajforge.simulation.local_model import load_hf, set_torch_threads
     from trajforge.simulation.worker_state import blueprint_domain
     from trajforge.store.catalog import refresh_catalog

@@ -22,7 +22,6 @@ the actions taken. Generation is batched across the concurrent episodes
 from __future__ import annotations
 
 import asyncio
-import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,10 +33,8 @@ from trajforge.rl.reward import EpisodeReward, RewardConfig, episode_reward
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.ids import hash_seed
 from trajforge.schemas.messages import AssistantMessage, Message
-from trajforge.schemas.trajectory import EpisodeSpec, TerminationReason, Trajectory, Verdict
+from trajforge.schemas.trajectory import TerminationReason, Trajectory, Verdict
 from trajforge.simulation.episodes import EpisodeContext, EpisodeJob, EpisodePlayer
-from trajforge.simulation.runner import AgentReply, EpisodeLimits, PolicyFailure
-from trajforge.simulation.worker_state import blueprint_domain
 from trajforge.simulation.local_model import (
     BatchedGenerator,
     chat_messages,
@@ -45,6 +42,8 @@ from trajforge.simulation.local_model import (
     parse_completion,
     sampling_kwargs,
 )
+from trajforge.simulation.runner import AgentReply, EpisodeLimits, PolicyFailure
+from trajforge.simulation.worker_state import blueprint_domain
 from trajforge.verifiers import verify
 
 TokenBatch = Callable[[list[list[int]]], list[list[int]]]
@@ -212,7 +211,8 @@ class RolloutPlayer:
         player = EpisodePlayer(blueprint_domain, make_agent,
                                limits=EpisodeLimits(self.settings.max_turns, self.settings.max_steps_per_turn),
                                run_id=run_id, concurrency=self.settings.concurrency)
-        played = await player.play_all([EpisodeJob(bp, seed) for bp, seed in jobs])
+        episodes: list[EpisodeJob[None]] = [EpisodeJob(bp, seed) for bp, seed in jobs]
+        played = await player.play_all(episodes)
         rollouts = []
         for p in played:
             assert p is not None and isinstance(p.agent, TokenAgent)

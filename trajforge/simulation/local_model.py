@@ -102,12 +102,12 @@ class BatchedGenerator(Generic[P, R]):
             batch, self._pending = self._pending[:self._max_batch], self._pending[self._max_batch:]
             try:
                 texts = await asyncio.to_thread(self._generate_batch, [p for p, _ in batch])
-            except Exception as exc:  # the episodes fail, the evaluation goes on
+            except Exception as exc:  # noqa: BLE001 - the batch's episodes fail, the evaluation goes on
                 for _, future in batch:
                     if not future.done():
                         future.set_exception(exc)
                 continue
-            for (_, future), text in zip(batch, texts):
+            for (_, future), text in zip(batch, texts, strict=True):  # one text per prompt
                 if not future.done():
                     future.set_result(text)
 
@@ -131,7 +131,8 @@ class TemplateAgent:
                                                     tokenize=False, add_generation_prompt=True)
         if len(self.tokenizer(prompt, add_special_tokens=False)["input_ids"]) > self._max_prompt_tokens:
             raise PolicyFailure(TerminationReason.agent_error,
-                                f"the conversation no longer fits the model's context ({self._max_prompt_tokens} tokens)")
+                                "the conversation no longer fits the model's context "
+                                f"({self._max_prompt_tokens} tokens)")
         try:
             text = await self.generator.generate(prompt)
         except Exception as exc:  # noqa: BLE001 - a generation failure ends this episode only
@@ -186,7 +187,7 @@ def load_hf(path: str, device: str | None = None) -> tuple[Any, Any]:
     if tokenizer.chat_template is None:
         raise ConfigError("--model", f"'{path}' has no chat template; a tool-calling template is needed")
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    model.to(device)
+    model.to(device)  # type: ignore[arg-type]  # transformers types `to` through a decorator that drops self
     model.eval()
     return model, tokenizer
 
@@ -221,7 +222,7 @@ def hf_generate_batch(model: Any, tokenizer: Any, settings: DecodingConfig) -> C
 def vllm_generate_batch(path: str, settings: DecodingConfig) -> tuple[Callable[[list[str]], list[str]], Any, int]:
     """(batch generate, tokenizer, context length) for an in-process vLLM engine."""
     try:
-        from vllm import LLM, SamplingParams  # type: ignore[import-not-found]
+        from vllm import LLM, SamplingParams
     except ImportError:
         raise ConfigError("--policy", "vllm:PATH needs vLLM: pip install vllm (a GPU machine)") from None
     engine = LLM(model=path, seed=settings.seed, enable_prefix_caching=True)

@@ -45,9 +45,10 @@ from trajforge.schemas.trajectory import FaultKind
 from trajforge.simulation.agents import choose_fault
 from trajforge.simulation.episodes import scripted_agent, scripted_user
 from trajforge.simulation.llm_agent import EPISODE_HEADER
-from trajforge.simulation.llm_user import KICKOFF, STOP_TOOL_NAME
+from trajforge.simulation.llm_user import STOP_TOOL_NAME
 
 AGENT_ROLES = ("oracle", "faulty")
+ExtraRole = Callable[[dict[str, Any], dict[str, str]], dict[str, Any]]  # (body, headers) -> message
 MAX_EPISODES = 20_000  # live episodes kept; the oldest are dropped first
 
 
@@ -119,7 +120,7 @@ class PolicyServer:
     def __init__(self, domain: Domain, blueprints: dict[str, TaskBlueprint],
                  faults: ServerFaults = ServerFaults(), seed: int = 0,
                  fault_kinds: tuple[FaultKind, ...] = tuple(FaultKind),
-                 extra_roles: dict[str, Callable[[dict[str, Any], dict[str, str]], dict[str, Any]]] | None = None) -> None:
+                 extra_roles: dict[str, ExtraRole] | None = None) -> None:
         self.domain = domain
         self.blueprints = blueprints
         self.faults = faults

@@ -28,7 +28,7 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -140,11 +140,14 @@ def prepare_run(config: RunConfig, grow: int = 0) -> tuple[RunConfig, RunStore]:
         config = config.model_copy(update={"generation": config.generation.model_copy(update={"n_blueprints": n})})
     store.write_run_info({"run_id": store.run_id, "name": config.name,
                           "config": config.model_dump_json(exclude={"store", "orchestration", "diversity"}),
-                          "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+                          "created_at": datetime.now(UTC).isoformat(timespec="seconds")})
     return config, store
 
 
-def plan_batches(store: RunStore, n: int, shard_size: int) -> tuple[list[tuple[int, int]], dict[tuple[int, int], ShardRecord]]:
+Range = tuple[int, int]
+
+
+def plan_batches(store: RunStore, n: int, shard_size: int) -> tuple[list[Range], dict[Range, ShardRecord]]:
     """Every batch of ``[0, n)``: the committed shards as they are, the gaps cut at multiples of
     ``shard_size``; and the committed shards by range."""
     committed = {(r.start, r.stop): r for r in store.completed() if r.stop <= n}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +92,7 @@ def start_record(config: RunConfig, store: RunStore, invocation_id: str, runner:
         id=invocation_id, run_id=store.run_id, name=config.name, config=info["config"],
         created_at=info.get("created_at"), flow_name=flow_name, runner=runner,
         parameters=json.dumps(parameters, sort_keys=True, default=str),
-        started_at=datetime.now(timezone.utc), outcome=RunOutcome.running,
+        started_at=datetime.now(UTC), outcome=RunOutcome.running,
         n_blueprints=config.generation.n_blueprints)
     write_run_record(store.out, record)
     return record
@@ -106,7 +106,7 @@ def finish_record(record: RunRecord, computed: list[BatchSummary], planned: int,
     rejected = sum(sum(s.rejections.values()) for s in computed)
     valid = sum(s.blueprints for s in computed)
     return record.model_copy(update={
-        "ended_at": datetime.now(timezone.utc), "outcome": outcome, "error": error,
+        "ended_at": datetime.now(UTC), "outcome": outcome, "error": error,
         "batches_planned": planned, "batches_computed": len(computed),
         "batches_cached": cached, "batches_adopted": adopted,
         "blueprints_generated": valid + rejected, "blueprints_valid": valid,
