@@ -132,12 +132,12 @@ def check_confirmation(ctx: Context) -> CheckResult:
         problem = None
         if u < 0 or u < last_write_at:
             problem = "no user turn since the previous write"
-        elif not is_affirmative(messages[u].content):  # type: ignore[union-attr]
+        elif not is_affirmative(messages[u].content):
             problem = "the last user turn is not an explicit yes"
         else:
             asks = [i for i in range(u) if isinstance(messages[i], AssistantMessage)
-                    and messages[i].content]  # type: ignore[union-attr]
-            ask = messages[asks[-1]].content if asks else ""  # type: ignore[union-attr]
+                    and messages[i].content]
+            ask = messages[asks[-1]].content if asks else ""
             target = (record.arguments or {}).get("order_id")
             if not is_confirmation_request(ask):
                 problem = "the yes did not answer a confirmation request"
@@ -172,7 +172,7 @@ def authenticated_calls(ctx: Context, outcome: Callable[[CallRecord], ToolMessag
 
 
 def check_authentication(ctx: Context) -> CheckResult:
-    problems = []
+    problems: list[dict[str, Any]] = []
     for record, tool, arguments, authenticated in authenticated_calls(ctx, lambda r: r.result):
         if record.call.name in ctx.domain.auth_tools:
             continue
@@ -238,7 +238,7 @@ def check_policy(ctx: Context) -> CheckResult:
     """Each write against the policy, on a replay of the calls on a fresh state: a rule reads
     the state just before the write, and who is authenticated comes from the replay too."""
     env = ctx.domain.environment()
-    breaches = []
+    breaches: list[dict[str, Any]] = []
     replay = authenticated_calls(ctx, lambda r: env.execute(r.call))
     for record, tool, arguments, authenticated in replay:
         if tool.kind is ToolKind.write:
