@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -49,7 +49,7 @@ def tool(kind: ToolKind) -> Callable[[F], F]:
     return mark
 
 
-class TrackedTable(dict):  # type: ignore[type-arg]
+class TrackedTable(dict[Any, Any]):
     """A table of a state copied from the template: a dict that remembers which keys were
     written or removed since the copy, so hashing and diffing touch only those (an episode
     writes a handful of records out of thousands)."""
@@ -92,7 +92,9 @@ class TrackedTable(dict):  # type: ignore[type-arg]
         self.dirty.update(self.keys())
         super().clear()
 
-    def __ior__(self, other: Any) -> TrackedTable:
+    # dict's C-level |= would bypass ``dirty``. The ignore: |= takes any mapping or pairs while the
+    # inherited | takes only a dict (dict's own asymmetry), which mypy reports as incompatible
+    def __ior__(self, other: Any) -> Self:  # type: ignore[misc]
         self.update(other)
         return self
 
@@ -119,7 +121,7 @@ class State(BaseModel):
 
     def fresh_copy(self) -> State:
         """A new state sharing the (immutable) records: writes replace entries, not records."""
-        return type(self).model_construct(**{t: TrackedTable(getattr(self, t)) for t in self.tables()})
+        return type(self).model_construct(None, **{t: TrackedTable(getattr(self, t)) for t in self.tables()})
 
 
 class Toolkit:
@@ -318,7 +320,8 @@ class Domain(ABC):
         self.seed = seed
         self.template = self.build_state(random.Random(seed), size)
         self.hasher = StateHasher(self.template)
-        self.tools = toolkit_tools(self.toolkit_type)
+        # mypy does not see a type[X] value as Hashable (a class object is), hence the ignore
+        self.tools = toolkit_tools(self.toolkit_type)  # type: ignore[arg-type]
 
     @classmethod
     @abstractmethod

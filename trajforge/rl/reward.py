@@ -46,7 +46,8 @@ def writes_progress(trajectory: Trajectory, blueprint: TaskBlueprint) -> float:
 
 
 def episode_reward(trajectory: Trajectory, blueprint: TaskBlueprint, verdicts: Sequence[Verdict],
-                   config: RewardConfig = RewardConfig()) -> EpisodeReward:
+                   config: RewardConfig | None = None) -> EpisodeReward:
+    config = config if config is not None else RewardConfig()
     passed = bool(verdicts) and verdicts[0].trajectory_passed
     checks = sum(v.passed for v in verdicts) / len(verdicts) if verdicts else 0.0
     writes = writes_progress(trajectory, blueprint)

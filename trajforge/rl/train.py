@@ -143,8 +143,10 @@ def make_rollout_func(player: RolloutPlayer, tasks: dict[str, TaskBlueprint], lo
     return rollout_func
 
 
-def env_reward(prompts: list[Any], completions: list[Any], env_reward: list[float], **_: Any) -> list[float]:
-    """The verifiers' reward, computed during the rollout and passed through by TRL."""
+def env_reward(prompts: list[Any], completions: list[Any], env_reward: list[float],
+               **_: Any) -> list[float | None]:
+    """The verifiers' reward, computed during the rollout and passed through by TRL (whose reward
+    functions may return None for "no reward"; this one always has one)."""
     return list(env_reward)
 
 
@@ -193,8 +195,8 @@ def load_tasks(config: RLConfig) -> list[TaskBlueprint]:
 
 def train_rl(config: RLConfig) -> dict[str, Any]:
     """``trajforge train rl``: returns the summary also written to ``rl_summary.json``."""
-    from trajforge.simulation.local_model import load_hf, set_torch_threads
     from trajforge.sft.train import time_limit
+    from trajforge.simulation.local_model import load_hf, set_torch_threads
 
     set_torch_threads(config.threads)
     grpo_config(config.grpo, config.output_dir)  # a bad grpo field fails before anything loads

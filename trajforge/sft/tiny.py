@@ -118,7 +118,7 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int, split_digits: bool = 
     from transformers import PreTrainedTokenizerFast
 
     core = Tokenizer(models.BPE())
-    steps = []
+    steps: list[pre_tokenizers.PreTokenizer] = []
     if split_spaces:
         steps.append(pre_tokenizers.Split(Regex(r"\s"), behavior="isolated"))
     if split_digits:

@@ -29,12 +29,15 @@ import json
 import re
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from trajforge.errors import ConfigError
 from trajforge.sft.tiny import TinyModelConfig
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 EXPORT_INFO_FILE = "trajforge_export.json"
 _NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
@@ -265,6 +268,23 @@ def time_limit(seconds: float) -> Any:
 
 # --- the run ----------------------------------------------------------------------------------
 
+def _trained_model(model: object, adapter_dir: Path | None) -> PreTrainedModel:
+    """The trainer's model, ready to save: with LoRA (``adapter_dir`` given) the adapter is saved
+    there and merged into the base model."""
+    from transformers import PreTrainedModel
+
+    if adapter_dir is not None:
+        from peft import PeftModel
+
+        if not isinstance(model, PeftModel):
+            raise TypeError(f"SFTTrainer with a peft_config holds a PeftModel, not {type(model).__name__}")
+        model.save_pretrained(str(adapter_dir))
+        model = model.merge_and_unload()
+    if not isinstance(model, PreTrainedModel):
+        raise TypeError(f"the trained model is a {type(model).__name__}, not a transformers PreTrainedModel")
+    return model
+
+
 def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
     """Fine-tune; returns the summary also written to ``train_summary.json``."""
     from transformers.trainer_utils import get_last_checkpoint
@@ -304,10 +324,7 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
                          processing_class=tokenizer, peft_config=peft_config, callbacks=callbacks)
     result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     seconds = time.perf_counter() - started
-    final = trainer.model
-    if peft_config is not None:
-        trainer.model.save_pretrained(output_dir / "adapter")
-        final = trainer.model.merge_and_unload()
+    final = _trained_model(trainer.model, output_dir / "adapter" if peft_config is not None else None)
     final.save_pretrained(output_dir)
     tokenizer.save_pretrained(output_dir)
     history = trainer.state.log_history

@@ -19,6 +19,7 @@ import duckdb
 import yaml
 
 from trajforge import __version__
+from trajforge.errors import StoreError
 from trajforge.store.catalog import connect
 from trajforge.store.export_writer import ExportSummary, relation_columns
 from trajforge.store.features import FEATURES
@@ -42,6 +43,17 @@ FORMAT_PURPOSE = {
 
 
 @dataclass
+class Yields:
+    """How many records each stage produced; ``selected`` is None when no selection stage ran."""
+
+    generated: int = 0
+    valid: int = 0
+    simulated: int = 0
+    passed: int = 0
+    selected: int | None = None
+
+
+@dataclass
 class CardStats:
     """What the card reports about the source catalog (all runs exported)."""
 
@@ -49,7 +61,7 @@ class CardStats:
     domains: list[str] = field(default_factory=list)
     generators: list[tuple[str, str, int]] = field(default_factory=list)
     policies: list[tuple[str, str, int]] = field(default_factory=list)
-    yields: dict[str, int | None] = field(default_factory=dict)
+    yields: Yields = field(default_factory=Yields)
     checks: list[tuple[str, float, int]] = field(default_factory=list)
     vendi: dict[str, float] = field(default_factory=dict)
     cost_total: float = 0.0
@@ -101,6 +113,18 @@ def card_stats(out: Path, run_ids: list[str]) -> CardStats:
     return stats
 
 
+def _one_row(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> tuple[Any, ...]:
+    """The row of an aggregate query (which always has exactly one)."""
+    row = con.execute(sql, params).fetchone()
+    if row is None:
+        raise StoreError(f"the catalog query returned no row: {sql}")
+    return row
+
+
+def _count(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> int:
+    return int(_one_row(con, sql, params)[0])
+
+
 def _card_stats(con: duckdb.DuckDBPyConnection, runs: list[str]) -> CardStats:
     q = con.execute
     r = [list(runs)]
@@ -118,19 +142,18 @@ def _card_stats(con: duckdb.DuckDBPyConnection, runs: list[str]) -> CardStats:
     stats.policies = [(a, u, int(n)) for a, u, n in q(
         'SELECT agent, "user", count(*) FROM trajectories WHERE list_contains(?, run_id) '
         "GROUP BY 1, 2 ORDER BY 1, 2", r).fetchall()]
-    valid = q("SELECT count(*) FROM blueprints WHERE list_contains(?, run_id)", r).fetchone()[0]
-    rejected = q("SELECT count(*) FROM rejections WHERE list_contains(?, run_id)", r).fetchone()[0]
-    simulated = q("SELECT count(*) FROM trajectories WHERE list_contains(?, run_id)", r).fetchone()[0]
-    passed = q("SELECT count(*) FROM outcomes WHERE passed AND list_contains(?, run_id)", r).fetchone()[0]
+    valid = _count(con, "SELECT count(*) FROM blueprints WHERE list_contains(?, run_id)", r)
+    rejected = _count(con, "SELECT count(*) FROM rejections WHERE list_contains(?, run_id)", r)
     selected: int | None = None
     if ({"trajectory_id", "selected"} <= relation_columns(con, "selection")
-            and con.execute("SELECT count(*) FROM selection").fetchone()[0]):
-        selected = q("SELECT count(DISTINCT s.trajectory_id) FROM selection s "
-                     "JOIN outcomes o ON o.trajectory_id = s.trajectory_id "
-                     "WHERE s.selected AND o.passed AND list_contains(?, o.run_id)", r).fetchone()[0]
-    stats.yields = {"generated": int(valid) + int(rejected), "valid": int(valid),
-                    "simulated": int(simulated), "passed": int(passed),
-                    "selected": int(selected) if selected is not None else None}
+            and _count(con, "SELECT count(*) FROM selection")):
+        selected = _count(con, "SELECT count(DISTINCT s.trajectory_id) FROM selection s "
+                          "JOIN outcomes o ON o.trajectory_id = s.trajectory_id "
+                          "WHERE s.selected AND o.passed AND list_contains(?, o.run_id)", r)
+    stats.yields = Yields(
+        generated=valid + rejected, valid=valid, selected=selected,
+        simulated=_count(con, "SELECT count(*) FROM trajectories WHERE list_contains(?, run_id)", r),
+        passed=_count(con, "SELECT count(*) FROM outcomes WHERE passed AND list_contains(?, run_id)", r))
     stats.checks = [(c, float(rate), int(failed)) for c, rate, failed in q(
         'SELECT "check", avg(passed::INT), count(*) FILTER (WHERE NOT passed) FROM verdicts '
         "WHERE list_contains(?, run_id) GROUP BY 1 ORDER BY 1", r).fetchall()]
@@ -138,8 +161,8 @@ def _card_stats(con: duckdb.DuckDBPyConnection, runs: list[str]) -> CardStats:
         "SELECT reason, count(*) FROM rejections WHERE list_contains(?, run_id) GROUP BY 1 ORDER BY 2 DESC, 1",
         r).fetchall()]
     stats.vendi = _vendi(con, list(runs))
-    total, unpriced = q("SELECT coalesce(sum(cost_usd), 0), count(*) FILTER (WHERE cost_usd IS NULL) "
-                        "FROM trajectories WHERE list_contains(?, run_id)", r).fetchone()
+    total, unpriced = _one_row(con, "SELECT coalesce(sum(cost_usd), 0), count(*) FILTER (WHERE cost_usd IS NULL) "
+                               "FROM trajectories WHERE list_contains(?, run_id)", r)
     stats.cost_total, stats.unpriced = float(total), int(unpriced)
     stats.turns = [(int(n), bool(p)) for n, p in q(
         "SELECT len(list_filter(t.messages, lambda m: m.role = 'user')), coalesce(o.passed, false) "
@@ -175,7 +198,7 @@ def write_plots(stats: CardStats, folder: Path) -> list[str]:
     target.mkdir(parents=True, exist_ok=True)
     written: list[str] = []
     # no timestamp or software version in the files, so equal data gives equal bytes
-    save = {"dpi": 100, "metadata": {"Software": None}}
+    save_metadata: dict[str, str | None] = {"Software": None}
 
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     top = max((n for n, _ in stats.turns), default=1)
@@ -188,7 +211,7 @@ def write_plots(stats: CardStats, folder: Path) -> list[str]:
     ax.set_title("Turn counts")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(target / PLOTS["turns"], **save)
+    fig.savefig(target / PLOTS["turns"], dpi=100, metadata=save_metadata)
     plt.close(fig)
     written.append(f"{PLOTS_DIR}/{PLOTS['turns']}")
 
@@ -198,7 +221,7 @@ def write_plots(stats: CardStats, folder: Path) -> list[str]:
     ax.set_xlabel("calls in passing trajectories")
     ax.set_title("Tool usage")
     fig.tight_layout()
-    fig.savefig(target / PLOTS["tools"], **save)
+    fig.savefig(target / PLOTS["tools"], dpi=100, metadata=save_metadata)
     plt.close(fig)
     written.append(f"{PLOTS_DIR}/{PLOTS['tools']}")
 
@@ -214,7 +237,7 @@ def write_plots(stats: CardStats, folder: Path) -> list[str]:
     axes[0].set_ylabel("blueprints")
     fig.suptitle("Structural complexity of the blueprints")
     fig.tight_layout()
-    fig.savefig(target / PLOTS["structure"], **save)
+    fig.savefig(target / PLOTS["structure"], dpi=100, metadata=save_metadata)
     plt.close(fig)
     written.append(f"{PLOTS_DIR}/{PLOTS['structure']}")
     return written
@@ -283,7 +306,7 @@ def render_card(stats: CardStats, summary: ExportSummary, *, repo_id: str | None
     meta = card_metadata(stats, summary, license_id, name)
     load_id = repo_id or "ORG/NAME"
     y = stats.yields
-    accepted = y["selected"] if y.get("selected") is not None else y["passed"]
+    accepted = y.selected if y.selected is not None else y.passed
     parts: list[str] = ["---", yaml.safe_dump(meta, sort_keys=False, allow_unicode=True).rstrip(), "---", ""]
     parts += [f"# {name}", "",
               f"Verified multi-turn tool-use conversations in the {', '.join(f'`{d}`' for d in stats.domains)} "
@@ -327,16 +350,15 @@ def render_card(stats: CardStats, summary: ExportSummary, *, repo_id: str | None
 
     parts += ["## Yield", "",
               _table(["stage", "count", "of previous"], [
-                  ["blueprints generated", y["generated"], ""],
-                  ["blueprints valid (ground truth executed)", y["valid"],
-                   _pct(y["valid"] / y["generated"]) if y["generated"] else "-"],
-                  ["episodes simulated", y["simulated"], ""],
-                  ["episodes passing every check", y["passed"],
-                   _pct(y["passed"] / y["simulated"]) if y["simulated"] else "-"],
+                  ["blueprints generated", y.generated, ""],
+                  ["blueprints valid (ground truth executed)", y.valid,
+                   _pct(y.valid / y.generated) if y.generated else "-"],
+                  ["episodes simulated", y.simulated, ""],
+                  ["episodes passing every check", y.passed,
+                   _pct(y.passed / y.simulated) if y.simulated else "-"],
                   ["selected (diversity)",
-                   (y["selected"] if y.get("selected") is not None
-                    else f"{y['passed']} (no selection stage ran: all passing)"),
-                   _pct(y["selected"] / y["passed"]) if y.get("selected") is not None and y["passed"] else ""],
+                   y.selected if y.selected is not None else f"{y.passed} (no selection stage ran: all passing)",
+                   _pct(y.selected / y.passed) if y.selected is not None and y.passed else ""],
               ]), ""]
     if stats.rejections:
         parts += ["Blueprints rejected at validation: " + ", ".join(f"{r} ({n})" for r, n in stats.rejections), ""]

@@ -88,6 +88,13 @@ class Order(Record):
     def item(self, item_id: str) -> OrderItem | None:
         return next((i for i in self.items if i.item_id == item_id), None)
 
+    def known_item(self, item_id: str) -> OrderItem:
+        """The item, which the caller already knows is in this order."""
+        item = self.item(item_id)
+        if item is None:
+            raise KeyError(f"item {item_id} is not in order {self.id}")
+        return item
+
     @property
     def total(self) -> float:
         return round(sum(i.price for i in self.items), 2)

@@ -246,7 +246,7 @@ class _Builder:
                           {"order_id": order.id, "item_ids": item_ids, "payment_method_id": method_id},
                           "write", ("order", "items", "payment"))
         calls = reads + [write]
-        amount = sum(order.item(i).price for i in item_ids)  # type: ignore[union-attr]
+        amount = sum(order.known_item(i).price for i in item_ids)
         intent = DraftIntent("return_items", {"order": ref, "items": items, "payment": payment},
                              calls, [DraftOutput("refund", money(amount), len(calls) - 1)], burden)
         if to_gift and self.rng.random() < self.p_revision:

@@ -247,7 +247,7 @@ class RetailTools(Toolkit):
         self._enforce("return_delivered_order_items",
                       {"order_id": order_id, "item_ids": item_ids,
                        "payment_method_id": payment_method_id})
-        amount = round(sum(order.item(i).price for i in item_ids), 2)  # type: ignore[union-attr]
+        amount = round(sum(order.known_item(i).price for i in item_ids), 2)  # _check_items found each
         self._move_money(order.customer_id, payment_method_id, -amount)
         refund = Payment(kind="refund", payment_method_id=payment_method_id, amount=amount)
         return self._put(order, status="return requested", returned_item_ids=tuple(item_ids),
