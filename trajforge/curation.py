@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -85,7 +86,7 @@ def _candidate_sql(run_id: str, passed_only: bool) -> str:
         ORDER BY b.gen_index, t.id"""
 
 
-def load_candidates(out: Path, run_id: str, cfg: DiversityConfig, views: set[str]) -> Candidates:
+def load_candidates(out: Path, run_id: str, cfg: DiversityConfig, views: AbstractSet[str]) -> Candidates:
     """The run's candidate trajectories and their texts for ``views``, streamed from the catalog."""
     import json
 

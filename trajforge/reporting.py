@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.table import Column, Table
 from rich.text import Text
@@ -28,15 +28,19 @@ def _one(out: Path, sql: str) -> object:
     return query(out, sql)[1][0][0]
 
 
+def _count(out: Path, sql: str) -> int:
+    return int(query(out, sql)[1][0][0])
+
+
 def _tables(out: Path, run_id: str | None) -> list[Table]:
     where = f"WHERE run_id = '{run_id}'" if run_id else ""
     and_run = f"AND run_id = '{run_id}'" if run_id else ""
     yields = Table("stage", "count", title="yield")
-    generated = _one(out, f"SELECT count(*) FROM blueprints {where}")
-    rejected = _one(out, f"SELECT count(*) FROM rejections {where}")
-    episodes = _one(out, f"SELECT count(*) FROM trajectories {where}")
-    passed = _one(out, f"SELECT count(*) FROM outcomes WHERE passed {and_run}")
-    for name, value in (("blueprints generated", int(generated) + int(rejected)),  # type: ignore[arg-type]
+    generated = _count(out, f"SELECT count(*) FROM blueprints {where}")
+    rejected = _count(out, f"SELECT count(*) FROM rejections {where}")
+    episodes = _count(out, f"SELECT count(*) FROM trajectories {where}")
+    passed = _count(out, f"SELECT count(*) FROM outcomes WHERE passed {and_run}")
+    for name, value in (("blueprints generated", generated + rejected),
                         ("blueprints valid", generated), ("blueprints rejected", rejected),
                         ("episodes", episodes), ("episodes passing every check", passed)):
         yields.add_row(name, str(value))
@@ -83,8 +87,8 @@ def _tables(out: Path, run_id: str | None) -> list[Table]:
     return tables
 
 
-def _q_key(q: object) -> str:
-    return "inf" if q == "inf" or (isinstance(q, float) and q == float("inf")) else f"{float(q):g}"  # type: ignore[arg-type]
+def _q_key(q: float | str) -> str:
+    return "inf" if q == "inf" or (isinstance(q, float) and q == float("inf")) else f"{float(q):g}"
 
 
 def _v(scores: dict[str, float] | None, q: str) -> str:
@@ -180,7 +184,7 @@ def dataset_stats(out: Path) -> Group:
     from trajforge.store.derived import selection_summaries
 
     (runs, invocations), = query(out, "SELECT count(DISTINCT run_id), count(*) FROM runs")[1]
-    parts: list[object] = [Text(f"{out.resolve()}: {runs} run(s), {invocations} invocation(s)")]
+    parts: list[RenderableType] = [Text(f"{out.resolve()}: {runs} run(s), {invocations} invocation(s)")]
     recent = recent_runs(out)
     if recent.row_count:
         parts.append(recent)
@@ -188,16 +192,16 @@ def dataset_stats(out: Path) -> Group:
     for summary in selection_summaries(out):  # oldest first: the last one per run wins
         latest[summary["run_id"]] = summary
     extra = [t for s in latest.values() for t in diversity_tables(s)]
-    return Group(*parts, *_tables(out, None), *extra)  # type: ignore[arg-type]
+    return Group(*parts, *_tables(out, None), *extra)
 
 
-def render_trajectory(out: Path, trajectory_id: str) -> Group:
+def render_trajectory(out: Path, trajectory_id: str) -> Panel:
     safe = trajectory_id.replace("'", "''")
     rows = query(out, f"SELECT agent, fault_kind, termination, messages FROM trajectories WHERE id = '{safe}'")[1]
     if not rows:
         raise StoreError(f"no trajectory '{trajectory_id}' in {out}")
     agent, fault, termination, messages = rows[0]
-    parts: list[object] = [Text.assemble(("trajectory ", "bold"), trajectory_id,
+    parts: list[RenderableType] = [Text.assemble(("trajectory ", "bold"), trajectory_id,
                                          f"  agent={agent} fault={fault or '-'} end={termination}")]
     styles = {"user": "green", "assistant": "cyan", "tool": "magenta", "system": "dim"}
     for m in messages:
@@ -217,4 +221,4 @@ def render_trajectory(out: Path, trajectory_id: str) -> Group:
         detail = "" if passed else f"{reason} {json.loads(evidence)}"[:200]
         verdicts.add_row(check, "yes" if passed else "[red]no[/red]", detail or reason)
     parts.append(verdicts)
-    return Panel(Group(*parts))  # type: ignore[return-value]
+    return Panel(Group(*parts))

@@ -107,6 +107,8 @@ def register(config: RunConfig, cron: str, name: str, pool: str, grow: int = 0,
                      print_next_steps_message=False, ignore_warnings=True)
     except httpx.HTTPError as exc:
         raise ConfigError("PREFECT_API_URL", f"cannot reach the Prefect server at {url}: {exc}") from exc
+    if not isinstance(ids, list):  # called from sync code, prefect's deploy runs to completion
+        raise TypeError(f"prefect's deploy returned {type(ids).__name__}, not the deployment ids")
     return str(ids[0])
 
 

@@ -68,9 +68,9 @@ def _drain_workers() -> None:
                 await result
         except RuntimeError:
             pass
-        result = EventsWorker.drain_all()
-        if inspect.isawaitable(result):
-            await result
+        events = EventsWorker.drain_all()
+        if inspect.isawaitable(events):
+            await events
 
     run_coro_as_sync(drain())
 

@@ -8,12 +8,13 @@ by executing its ground truth on a fresh state before any dialogue is simulated.
 from __future__ import annotations
 
 import hashlib
-import re
 import random
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
-from trajforge.environments.base import Domain
+from trajforge.environments.base import Domain, Environment
 from trajforge.environments.tasks import DraftTask, IntentSpec
 from trajforge.errors import TaskRejected, ToolError
 from trajforge.schemas.blueprint import (
@@ -159,7 +160,7 @@ def compose_blueprint(domain: Domain, draft: DraftTask, rng: random.Random, *, s
         provenance=Provenance(generator=generator, version=version, seed=seed, index=index))
 
 
-def _run(env, call: GroundTruthCall) -> object:  # type: ignore[no-untyped-def]
+def _run(env: Environment, call: GroundTruthCall) -> object:
     try:
         result = env.call(call.name, call.arguments)
     except ToolError as exc:
@@ -218,7 +219,7 @@ def validate_blueprint(bp: TaskBlueprint, domain: Domain) -> BlueprintCheck:
     return BlueprintCheck(True)
 
 
-def _generate_one(domain: Domain, sampler, config: GenerationConfig,  # type: ignore[no-untyped-def]
+def _generate_one(domain: Domain, sampler: Any, config: GenerationConfig,
                   run_id: str, index: int) -> TaskBlueprint | BlueprintRejection:
     seed = blueprint_seed(config.seed, index)
     rng = random.Random(seed)
@@ -252,7 +253,7 @@ def is_near_copy(config: GenerationConfig, index: int) -> bool:
         _copy_rng(config.seed, index).random() < config.near_copy_share
 
 
-def _near_copy(domain: Domain, sampler, config: GenerationConfig, run_id: str,  # type: ignore[no-untyped-def]
+def _near_copy(domain: Domain, sampler: Any, config: GenerationConfig, run_id: str,
                index: int) -> TaskBlueprint | BlueprintRejection | None:
     """Blueprint ``index`` as a paraphrase of an earlier original (or None: no source found)."""
     from trajforge.generators.paraphrase import paraphrase_blueprint

@@ -17,6 +17,7 @@ import asyncio
 import json
 import random
 import re
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError
@@ -156,11 +157,14 @@ def _request(entities: dict[str, Any], n_intents: int) -> str:
 
 
 def review_prompt(bp: TaskBlueprint) -> str:
+    task = {"goal": bp.user.goal, "intents": [i.model_dump(mode="json") for i in bp.user.intents],
+            "known_facts": bp.user.known_facts, "hidden_facts": bp.user.hidden_facts,
+            "calls": [c.model_dump(mode="json") for c in bp.ground_truth.calls]}
     return ("You review a proposed customer-service task for a training set. Is it realistic (a "
             "real customer could want this, said this way) and solvable (a correct agent can do "
             "it with the tools, from what the customer knows)? Answer with JSON only: "
             '{"realistic": true|false, "solvable": true|false, "reason": "..."}\n\n'
-            f"Task: {json.dumps({'goal': bp.user.goal, 'intents': [i.model_dump(mode='json') for i in bp.user.intents], 'known_facts': bp.user.known_facts, 'hidden_facts': bp.user.hidden_facts, 'calls': [c.model_dump(mode='json') for c in bp.ground_truth.calls]})}")
+            f"Task: {json.dumps(task)}")
 
 
 def _vote(text: str | None) -> dict[str, Any]:
@@ -256,7 +260,8 @@ async def propose_blueprints(gateway: Gateway, generation: GenerationConfig, dom
                              ) -> tuple[list[TaskBlueprint | BlueprintRejection], list[ProposalRecord], float | None]:
     """Blueprints ``start..stop-1`` by the proposer, their round records, and what it cost
     (``None`` when a model could not be priced)."""
-    assert generation.proposer is not None
+    proposer = generation.proposer
+    assert proposer is not None
     gate = asyncio.Semaphore(concurrency)
     ledgers: list[EpisodeLedger] = []
 
@@ -264,8 +269,7 @@ async def propose_blueprints(gateway: Gateway, generation: GenerationConfig, dom
         async with gate:
             ledger = EpisodeLedger.starting_now(timeout_s)
             ledgers.append(ledger)
-            return await propose_blueprint(gateway, generation.proposer, generation, domain,  # type: ignore[arg-type]
-                                           index, run_id, ledger)
+            return await propose_blueprint(gateway, proposer, generation, domain, index, run_id, ledger)
 
     results = await asyncio.gather(*(one(i) for i in range(start, stop)))
     return [r[0] for r in results], [p for r in results for p in r[1]], ledgers_cost(ledgers)
@@ -301,7 +305,8 @@ def scripted_blueprints(domain: Domain, generation: GenerationConfig, start: int
     return out
 
 
-def scripted_proposer_role(domain: Domain, generation: GenerationConfig):  # type: ignore[no-untyped-def]
+def scripted_proposer_role(domain: Domain, generation: GenerationConfig
+                           ) -> Callable[[dict[str, Any], dict[str, str]], dict[str, Any]]:
     """Answers proposer requests with the programmatic sampler's draft for the blueprint index
     the request is about. On the first round of every fourth index it proposes a call on an
     order that does not exist (the kind of mistake models make), so the feedback loop runs;
@@ -325,7 +330,7 @@ def scripted_proposer_role(domain: Domain, generation: GenerationConfig):  # typ
     return answer
 
 
-def scripted_reviewer_role():  # type: ignore[no-untyped-def]
+def scripted_reviewer_role() -> Callable[[dict[str, Any], dict[str, str]], dict[str, Any]]:
     """Votes a task realistic unless it asks for more than three things in one conversation,
     and solvable when every write it needs has a ground-truth call (deterministic, so tests can
     count the committee's rejections)."""

@@ -95,7 +95,8 @@ FEATURES: dict[ExportFormat, dict[str, Feature]] = {
 }
 
 
-def _arrow_type(feature: Feature | dict[str, Feature]) -> pa.DataType:
+def _arrow_type(feature: Feature) -> pa.DataType:
+    """The Arrow type of a feature: a ``_type``-tagged one, or a plain dict of sub-features."""
     kind = feature.get("_type")
     if kind == "Value":
         return _ARROW[feature["dtype"]]

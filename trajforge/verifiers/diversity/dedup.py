@@ -10,6 +10,7 @@ does not collapse when other processes load the cores (see ``blas``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -30,6 +31,16 @@ class Dedup:
     keep: np.ndarray
     duplicate_of: np.ndarray
     similarity: np.ndarray
+
+
+def _rows_product(B: np.ndarray, Y: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Similarities of the block ``B`` with the rows ``rows`` of ``Y``."""
+    return B @ Y[rows].T
+
+
+def _slab_product(B: np.ndarray, X: np.ndarray, block: int, start: int) -> np.ndarray:
+    """Similarities (float64) of the block ``B`` with the ``block`` rows of ``X`` from ``start``."""
+    return (B @ X[start:min(len(X), start + block)].T).astype(np.float64)
 
 
 def remove_near_duplicates(X: np.ndarray, threshold: float, *,
@@ -63,7 +74,7 @@ def remove_near_duplicates(X: np.ndarray, threshold: float, *,
         arg = np.full(hi - lo, -1, dtype=np.int64)
         chunks = [positions[clo:clo + block] for positions in kept_positions
                   for clo in range(0, len(positions), block)]  # in priority order
-        for chunk, S in zip(chunks, map_ordered(lambda c, B=B: B @ Y[c].T, chunks), strict=True):
+        for chunk, S in zip(chunks, map_ordered(functools.partial(_rows_product, B, Y), chunks), strict=True):
             hit = S >= threshold
             # first kept row (by priority) at or above the threshold, per row of the block
             first = np.where(hit.any(axis=1), hit.argmax(axis=1), -1)
@@ -114,7 +125,7 @@ def nearest_neighbours(X: np.ndarray, *, normalize: bool = True, block: int = DE
         hi = min(n, lo + block)
         B = X[lo:hi]
         starts = list(range(0, hi, block))
-        products = map_ordered(lambda clo, B=B: (B @ X[clo:min(n, clo + block)].T).astype(np.float64), starts)
+        products = map_ordered(functools.partial(_slab_product, B, X, block), starts)
         for clo, S in zip(starts, products, strict=True):
             chi = min(n, clo + block)
             if clo == lo:
