@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from trajforge.errors import ConfigError
 from trajforge.rl.reward import RewardConfig
-from trajforge.rl.rollout import Rollout, RolloutPlayer, RolloutConfig, rollout_seed
+from trajforge.rl.rollout import Rollout, RolloutConfig, RolloutPlayer, rollout_seed
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.sft.train import _NUMBER, renamed_fields
 
