@@ -251,7 +251,7 @@ def domains() -> None:
             raise _fail(exc) from None
         from trajforge.environments.base import ToolKind, toolkit_tools
 
-        tools = toolkit_tools(cls.toolkit_type).values()
+        tools = toolkit_tools(cls.toolkit_type).values()  # type: ignore[arg-type]  # mypy: a class is Hashable
         writes = sum(t.kind is ToolKind.write for t in tools)
         table.add_row(name, f"{len(tools)} ({len(tools) - writes}/{writes})", str(len(cls.policy_rules)),
                       f"{cls.__module__}")
@@ -307,34 +307,6 @@ def stats(out_dir: OutOption = Path("data")) -> None:
         out.print(dataset_stats(out_dir))
 
 
-def _formats(values: list[str] | None) -> list[str]:
-    from trajforge.store.features import EXPORT_FORMATS
-
-    names = [n.strip() for v in values or ["all"] for n in v.split(",") if n.strip()]
-    if "all" in names:
-        return list(EXPORT_FORMATS)
-    for name in names:
-        if name not in EXPORT_FORMATS:
-            raise ConfigError("--format", f"'{name}' is not one of {', '.join(EXPORT_FORMATS)}, all")
-    return list(dict.fromkeys(names))
-
-
-def _split_config(splits: str | None, salt: str) -> Any:
-    from pydantic import ValidationError
-
-    from trajforge.store.splits import SplitConfig, parse_splits
-
-    try:
-        ratios = parse_splits(splits)
-        values: dict[str, Any] = {"salt": salt}
-        if ratios:
-            values.update(zip(("train", "validation", "test"), ratios, strict=True))  # three, parsed
-        return SplitConfig(**values)
-    except (ValueError, ValidationError) as exc:
-        detail = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
-        raise ConfigError("--splits", detail) from None
-
-
 FormatOption = Annotated[list[str] | None, typer.Option(
     "--format", help="sft, preferences, sharegpt, openai, rl_tasks or all (repeat or comma-separate)")]
 SplitsOption = Annotated[str | None, typer.Option(
@@ -358,11 +330,13 @@ def export(
     """Write training-ready exports (Parquet with datasets Features, per split) and a dataset card."""
     from trajforge.store.card import write_card
     from trajforge.store.export_writer import write_export
+    from trajforge.store.features import export_formats
+    from trajforge.store.splits import split_config
 
     to = to or out_dir / "export"
     with _one_line():
-        summary = write_export(out_dir, to, _formats(formats), _split_config(splits, salt), runs,
-                               shard_rows=shard_rows)
+        summary = write_export(out_dir, to, export_formats(formats, "--format"),
+                               split_config(splits, salt, "--splits"), runs, shard_rows=shard_rows)
         write_card(out_dir, to, summary, license_id=license_id)
     table = Table("format", "train", "validation", "test", title=f"export: {to}")
     for fmt, counts in summary.rows.items():
@@ -390,14 +364,16 @@ def publish(
 ) -> None:
     """Stage the exports and card, then upload them to the Hugging Face Hub (token from HF_TOKEN
     or `hf auth login`)."""
+    from trajforge.store.features import export_formats
     from trajforge.store.publish import check_repo_id, default_staging, folder_files, stage
     from trajforge.store.publish import publish as upload
+    from trajforge.store.splits import split_config
 
     with _one_line():
         check_repo_id(repo_id)
         folder = to or default_staging(out_dir, repo_id)
-        stage(out_dir, folder, repo_id=repo_id, formats=_formats(formats),
-              split_config=_split_config(splits, salt), run_ids=runs, license_id=license_id)
+        stage(out_dir, folder, repo_id=repo_id, formats=export_formats(formats, "--format"),
+              split_config=split_config(splits, salt, "--splits"), run_ids=runs, license_id=license_id)
         files = folder_files(folder)
         if dry_run:
             out.print(f"Dry run: {len(files)} files staged in {folder} (nothing uploaded)")

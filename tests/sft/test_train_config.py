@@ -51,7 +51,7 @@ def test_renamed_training_arguments_are_accepted_under_either_name():
     for one version loads with the other (seen on an accelerator with transformers 5.17)."""
     from dataclasses import dataclass
 
-    from trajforge.sft.train import renamed_fields
+    from trajforge.trainer_args import renamed_fields
 
     @dataclass
     class Old:

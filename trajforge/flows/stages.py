@@ -24,38 +24,14 @@ from prefect import flow, get_run_logger
 from trajforge.config import validate_config
 from trajforge.errors import ConfigError
 from trajforge.evaluation.config import EvalConfig, default_of
+from trajforge.store.features import export_formats
+from trajforge.store.splits import split_config
 
 # the evaluation options a deployment shows, with EvalConfig's defaults
 DEFAULT_EVAL: dict[str, Any] = {
     name: default_of(EvalConfig, name)
     for name in ("split", "limit", "trials", "max_turns", "max_steps_per_turn", "max_new_tokens", "temperature",
                  "batch_size", "seed")}
-
-
-def _split_config(splits: list[float] | None, salt: str) -> Any:
-    from pydantic import ValidationError
-
-    from trajforge.store.splits import SplitConfig
-
-    values: dict[str, Any] = {"salt": salt}
-    if splits:
-        if len(splits) != 3:
-            raise ConfigError("splits", f"expected three ratios (train, validation, test), got {splits}")
-        values.update(zip(("train", "validation", "test"), splits, strict=True))  # three, checked above
-    try:
-        return SplitConfig(**values)
-    except ValidationError as exc:
-        raise ConfigError("splits", exc.errors()[0]["msg"]) from None
-
-
-def _formats(formats: list[str] | None) -> list[str]:
-    from trajforge.store.features import EXPORT_FORMATS
-
-    names = list(formats or EXPORT_FORMATS)
-    for name in names:
-        if name not in EXPORT_FORMATS:
-            raise ConfigError("formats", f"'{name}' is not one of {', '.join(EXPORT_FORMATS)}")
-    return names
 
 
 @flow(name="export-dataset", persist_result=False)
@@ -69,8 +45,8 @@ def export_dataset(out: str, to: str | None = None, formats: list[str] | None = 
     from trajforge.store.export_writer import write_export
 
     target = Path(to) if to else Path(out) / "export"
-    summary = write_export(Path(out), target, _formats(formats), _split_config(splits, salt), runs,
-                           shard_rows=shard_rows)
+    summary = write_export(Path(out), target, export_formats(formats, "formats"),
+                           split_config(splits, salt, "splits"), runs, shard_rows=shard_rows)
     write_card(Path(out), target, summary, license_id=license_id)
     get_run_logger().info("exported %s to %s", summary.rows, target)
     return {"to": str(target), "rows": summary.rows, "run_ids": list(summary.run_ids),
@@ -90,8 +66,8 @@ def publish_dataset(out: str, repo_id: str, to: str | None = None, private: bool
 
     check_repo_id(repo_id)
     folder = Path(to) if to else default_staging(Path(out), repo_id)
-    stage(Path(out), folder, repo_id=repo_id, formats=_formats(formats),
-          split_config=_split_config(splits, salt), run_ids=runs, license_id=license_id)
+    stage(Path(out), folder, repo_id=repo_id, formats=export_formats(formats, "formats"),
+          split_config=split_config(splits, salt, "splits"), run_ids=runs, license_id=license_id)
     files = folder_files(folder)
     urls = [] if dry_run else publish(folder, repo_id, private=private, revision=revision)
     return {"folder": str(folder), "files": len(files), "commits": urls}

@@ -43,7 +43,7 @@ from trajforge.errors import ConfigError
 from trajforge.rl.reward import RewardConfig
 from trajforge.rl.rollout import Rollout, RolloutConfig, RolloutPlayer, rollout_seed
 from trajforge.schemas.blueprint import TaskBlueprint
-from trajforge.sft.train import _NUMBER, renamed_fields
+from trajforge.trainer_args import SCIENTIFIC, renamed_fields
 
 DEFAULT_GRPO: dict[str, Any] = {
     "num_generations": 4,
@@ -93,7 +93,7 @@ def grpo_config(values: dict[str, Any], output_dir: str, max_new_tokens: int | N
     if merged.get("use_vllm") and max_new_tokens is not None:  # vLLM's turns are as long as ours
         merged.setdefault("max_completion_length", max_new_tokens)
     for key, value in merged.items():
-        if isinstance(value, str) and _NUMBER.fullmatch(value):
+        if isinstance(value, str) and SCIENTIFIC.fullmatch(value):
             merged[key] = float(value)
     if not torch.cuda.is_available():
         merged.setdefault("use_cpu", True)
@@ -195,8 +195,8 @@ def load_tasks(config: RLConfig) -> list[TaskBlueprint]:
 
 def train_rl(config: RLConfig) -> dict[str, Any]:
     """``trajforge train rl``: returns the summary also written to ``rl_summary.json``."""
-    from trajforge.sft.train import time_limit
     from trajforge.simulation.local_model import load_hf, set_torch_threads
+    from trajforge.trainer_args import time_limit
 
     set_torch_threads(config.threads)
     grpo_config(config.grpo, config.output_dir)  # a bad grpo field fails before anything loads

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -35,12 +34,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from trajforge.errors import ConfigError
 from trajforge.sft.tiny import TinyModelConfig
+from trajforge.trainer_args import SCIENTIFIC, renamed_fields, time_limit
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
 
 EXPORT_INFO_FILE = "trajforge_export.json"
-_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 DEFAULT_SFT: dict[str, Any] = {
     "assistant_only_loss": True,
     "report_to": "none",
@@ -80,25 +79,6 @@ def load_train_config(path: Path | None, overrides: dict[str, Any] | None = None
     return load_yaml_config(TrainConfig, path, overrides)
 
 
-# transformers renamed TrainingArguments.gradient_checkpointing to activation_checkpointing;
-# either name works with either version
-RENAMED = (("activation_checkpointing", "gradient_checkpointing"),)
-
-
-def renamed_fields(cls: Any, values: dict[str, Any]) -> dict[str, Any]:
-    """``values`` with each renamed field under the name the installed ``cls`` knows."""
-    import dataclasses
-
-    names = {f.name for f in dataclasses.fields(cls)}
-    values = dict(values)
-    for new, old in RENAMED:
-        for have, want in ((new, old), (old, new)):
-            if have in values and have not in names and want in names:
-                value = values.pop(have)
-                values.setdefault(want, value)  # where both are given, the installed name's value wins
-    return values
-
-
 def sft_config(config: TrainConfig, has_validation: bool) -> Any:
     """``trl.SFTConfig`` from the ``sft`` section over trajforge's defaults."""
     import torch
@@ -108,7 +88,7 @@ def sft_config(config: TrainConfig, has_validation: bool) -> Any:
     for key, value in values.items():
         if key.endswith("_strategy") and value is False:  # YAML 1.1 reads a bare `no` as false
             values[key] = "no"
-        elif isinstance(value, str) and _NUMBER.fullmatch(value):  # ... and `3e-3` as a string
+        elif isinstance(value, str) and SCIENTIFIC.fullmatch(value):  # ... and `3e-3` as a string
             values[key] = float(value)
     if torch.cuda.is_available():
         values.setdefault("bf16", True)
@@ -242,28 +222,6 @@ def write_loss_curve(log_history: list[dict[str, Any]], folder: Path,
     fig.savefig(png_path, dpi=110)
     plt.close(fig)
     return csv_path, png_path
-
-
-def time_limit(seconds: float) -> Any:
-    """A callback that ends training (with a final evaluation and save) once ``seconds`` of
-    training have passed: a wall-clock budget rather than a step count."""
-    from transformers import TrainerCallback
-
-    class TimeLimit(TrainerCallback):
-        def __init__(self) -> None:
-            self.started: float | None = None
-
-        def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            self.started = time.perf_counter()
-
-        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
-            if self.started is not None and time.perf_counter() - self.started >= seconds:
-                control.should_training_stop = True
-                control.should_evaluate = args.eval_strategy != "no"
-                control.should_save = True
-            return control
-
-    return TimeLimit()
 
 
 # --- the run ----------------------------------------------------------------------------------

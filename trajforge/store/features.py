@@ -15,12 +15,31 @@ schema metadata by hand, so the core install (pyarrow only) writes the same byte
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any, Literal
 
 import pyarrow as pa
 
 ExportFormat = Literal["sft", "preferences", "sharegpt", "openai", "rl_tasks"]
 EXPORT_FORMATS: tuple[ExportFormat, ...] = ("sft", "preferences", "sharegpt", "openai", "rl_tasks")
+
+
+def export_formats(names: Iterable[str] | None, field: str) -> list[ExportFormat]:
+    """The formats named (comma-separated lists allowed; none given, or ``all``: every format),
+    each once, in the order given; an unknown name is a ``ConfigError`` of ``field``."""
+    from trajforge.errors import ConfigError
+
+    chosen = [n.strip() for v in names or ["all"] for n in v.split(",") if n.strip()]
+    if "all" in chosen:
+        return list(EXPORT_FORMATS)
+    known = {f: f for f in EXPORT_FORMATS}
+    out: list[ExportFormat] = []
+    for name in chosen:
+        if name not in known:
+            raise ConfigError(field, f"'{name}' is not one of {', '.join(EXPORT_FORMATS)}, all")
+        if known[name] not in out:
+            out.append(known[name])
+    return out
 
 JSON = pa.json_(pa.string())
 

@@ -18,7 +18,7 @@ import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -194,8 +194,29 @@ def parse_splits(text: str | None) -> tuple[float, float, float] | None:
     return tuple(float(p) for p in parts)  # type: ignore[return-value]
 
 
+
+def split_config(ratios: str | Sequence[float] | None, salt: str, field: str) -> SplitConfig:
+    """A ``SplitConfig`` from train/validation/test ratios (a ``"0.8,0.1,0.1"`` text or three
+    numbers; ``None``: the default) and a salt; a bad value is a ``ConfigError`` of ``field``."""
+    from pydantic import ValidationError
+
+    from trajforge.errors import ConfigError
+
+    try:
+        parsed = parse_splits(ratios) if isinstance(ratios, str) or ratios is None else tuple(ratios)
+        values: dict[str, Any] = {"salt": salt}
+        if parsed:
+            if len(parsed) != 3:
+                raise ValueError(f"expected three ratios (train, validation, test), got {list(parsed)}")
+            values.update(zip(("train", "validation", "test"), parsed, strict=True))
+        return SplitConfig(**values)
+    except (ValueError, ValidationError) as exc:
+        detail = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+        raise ConfigError(field, detail) from None
+
+
 __all__: Sequence[str] = (
     "SPLITS", "NearDuplicate", "Split", "SplitConfig", "assign_splits", "contamination",
-    "families", "family_of", "jaccard", "minhash", "near_duplicates", "parse_splits",
+    "families", "family_of", "jaccard", "minhash", "near_duplicates", "parse_splits", "split_config",
     "shingles", "split_counts", "split_of",
 )
