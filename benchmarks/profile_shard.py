@@ -35,7 +35,6 @@ def stage_timings(n: int) -> dict[str, Any]:
     from trajforge.config import load_config
     from trajforge.environments.registry import load_domain
     from trajforge.generators import generate_blueprints
-    from trajforge.generators.batch import GeneratedBatch
     from trajforge.simulation.batch import simulate_batch
     from trajforge.simulation.worker_state import SimulationContext
     from trajforge.schemas.arrow import blueprint_to_row, trajectory_to_row, verdict_to_row
@@ -58,7 +57,7 @@ def stage_timings(n: int) -> dict[str, Any]:
 
         t = time.perf_counter()
         ctx = SimulationContext(config, domain)
-        trajectories = simulate_batch(config, GeneratedBatch(0, n, list(blueprints.values()), []), ctx).trajectories
+        trajectories = simulate_batch(config, list(blueprints.values()), n, ctx).trajectories
         ctx.close()
         timings["simulate_s"] = time.perf_counter() - t
 

@@ -46,7 +46,6 @@ def _chunks(items: list[Any], size: int) -> list[list[Any]]:
 def measure(n_blueprints: int, size: int, seed: int, chunk: int) -> dict[str, Any]:
     from trajforge.environments.retail import RetailDomain
     from trajforge.generators import generate_blueprints
-    from trajforge.generators.batch import GeneratedBatch
     from trajforge.simulation.batch import simulate_batch  # the build's own simulation step
     from trajforge.simulation.worker_state import SimulationContext
     from trajforge.schemas.blueprint import BlueprintRejection
@@ -84,8 +83,7 @@ def measure(n_blueprints: int, size: int, seed: int, chunk: int) -> dict[str, An
 
     for part in _chunks(blueprints, chunk):
         ctx = SimulationContext(config, domain)
-        batch = GeneratedBatch(part[0].provenance.index, part[-1].provenance.index + 1, part, [])
-        simulated = simulate_batch(config, batch, ctx)
+        simulated = simulate_batch(config, part, part[-1].provenance.index + 1, ctx)
         ctx.close()
         skipped_faulty += simulated.skipped  # faulty, but the blueprint admits no fault
         by_id = {bp.id: bp for bp in part}

@@ -142,7 +142,8 @@ def generate_validate(config: RunConfig, start: int, stop: int, invocation: str 
 @task(name="simulate", cache_policy=NO_CACHE, persist_result=False,
       retry_condition_fn=retry_transient)
 def simulate(config: RunConfig, generated: Any, invocation: str = "") -> SimulatedBatch:
-    return simulate_batch(config, generated, thread_context(config, invocation, budget_for(config, invocation)))
+    ctx = thread_context(config, invocation, budget_for(config, invocation))
+    return simulate_batch(config, generated.blueprints, generated.stop, ctx)
 
 
 @task(name="verify", cache_policy=NO_CACHE, persist_result=False,

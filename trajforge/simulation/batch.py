@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from trajforge.generators.batch import GeneratedBatch
+from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.config import RunConfig
 from trajforge.schemas.ids import hash_seed
 from trajforge.schemas.trajectory import Trajectory
@@ -76,12 +76,14 @@ def build_player(config: RunConfig, ctx: SimulationContext) -> EpisodePlayer:
                          episode_timeout_s=sim.gateway.episode_timeout_s if ctx.gateway else None)
 
 
-def simulate_batch(config: RunConfig, generated: GeneratedBatch, ctx: SimulationContext) -> SimulatedBatch:
-    """One episode per blueprint per configured agent, in blueprint then agent order."""
+def simulate_batch(config: RunConfig, blueprints: list[TaskBlueprint], stop: int,
+                   ctx: SimulationContext) -> SimulatedBatch:
+    """One episode per blueprint per configured agent, in blueprint then agent order, for a batch
+    of blueprint indices that ends at ``stop``."""
     sim = config.simulation
     jobs: list[EpisodeJob[None]] = []
     skipped_at: list[int] = []  # blueprint index of each skipped faulty episode
-    for bp in generated.blueprints:
+    for bp in blueprints:
         for slot, kind in enumerate(sim.agents):
             fault = None
             if kind == "faulty":
@@ -95,7 +97,7 @@ def simulate_batch(config: RunConfig, generated: GeneratedBatch, ctx: Simulation
     played = ctx.loop.run_until_complete(
         build_player(config, ctx).play_all(jobs, may_start=lambda: not ctx.exhausted()))
     unstarted = {job.blueprint.provenance.index for job, p in zip(jobs, played, strict=True) if p is None}
-    stop = min(unstarted) if unstarted else generated.stop
+    stop = min(unstarted) if unstarted else stop
     kept: list[Trajectory] = []
     discarded = 0.0
     for job, p in zip(jobs, played, strict=True):

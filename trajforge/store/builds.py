@@ -106,7 +106,7 @@ def process_batch(config: RunConfig, start: int, stop: int,
     written) and the summary, whose ``stop`` is where a budget stop cut the batch."""
     began = time.perf_counter()
     generated = generate_batch(config, start, stop, ctx.domain, ctx)
-    simulated = simulate_batch(config, generated, ctx)
+    simulated = simulate_batch(config, generated.blueprints, generated.stop, ctx)
     verdicts = verify_batch(config, simulated.trajectories, generated.blueprints, ctx.domain)
     judged = judge_batch(config, simulated.trajectories, verdicts, generated.blueprints, ctx)
     rows = batch_rows(config, generated, simulated, verdicts, judged)
