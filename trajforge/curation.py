@@ -307,3 +307,11 @@ def run_diversity(config: RunConfig, run_id: str, progress: Progress | None = No
     refresh_catalog(out)
     return DiversityResult(sel_id, n, int((~keep).sum()), int(selected.sum()),
                            time.perf_counter() - began, summary)
+
+
+def run_diversity_stage(config: RunConfig) -> DiversityResult | None:
+    """The build's last stage: scoring and selection over the run's committed trajectories,
+    when configured (``diversity.select`` or ``diversity.dedup_threshold``)."""
+    if not config.diversity.active:
+        return None
+    return run_diversity(config, config.run_id())

@@ -59,7 +59,6 @@ from trajforge.store.builds import (
     budget_for,
     execute_build,
     prepare_run,
-    run_diversity_stage,
 )
 from trajforge.store.rows import batch_rows, batch_tables, summarize_batch
 from trajforge.store.runs import BatchSummary
@@ -287,6 +286,8 @@ def build(config: RunConfig, progress: Progress | None = None, quiet: bool = Fal
         result = build_dataset.with_options(task_runner=runner)(
             config=config.model_dump(mode="json"), grow=grow)
     result.startup_seconds = runtime.startup_seconds
+    from trajforge.curation import run_diversity_stage  # numpy and the embedders: only when used
+
     result.diversity = run_diversity_stage(config)
     result.seconds = time.perf_counter() - began
     result.extra["api_url"] = runtime.api_url

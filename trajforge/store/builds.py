@@ -88,7 +88,7 @@ class BuildResult:
     record: RunRecord | None = None
     startup_seconds: float = 0.0  # the Prefect server's, when the flow started one
     flow_seconds: float = 0.0  # inside the flow, when run as one
-    diversity: Any = None  # curation.DiversityResult when diversity.select/dedup_threshold is set
+    diversity: Any = None  # the build's curation.DiversityResult, when diversity.select/dedup_threshold is set
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -270,7 +270,8 @@ class _InPool:
 def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResult:
     """Build (or finish building) the run this config describes without Prefect: the batches in
     this process, or over ``store.workers`` worker processes (at most ``workers + 1`` in flight,
-    committed in order). ``trajforge build`` runs the ``build-dataset`` flow instead."""
+    committed in order). ``trajforge build`` runs the ``build-dataset`` flow instead, and then the
+    diversity stage when configured (``curation.run_diversity_stage``), which this leaves out."""
     began = time.perf_counter()
     config, store = prepare_run(config)
     invocation = uuid.uuid4().hex
@@ -294,15 +295,5 @@ def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResul
             result = execute_build(config, store, pooled, invocation=invocation, runner="direct",
                                    flow_name=None, parameters=parameters, window=workers + 1,
                                    progress=progress)
-    result.diversity = run_diversity_stage(config)
     result.seconds = time.perf_counter() - began
     return result
-
-
-def run_diversity_stage(config: RunConfig) -> Any:
-    """Scoring and selection over the run's committed trajectories, when configured."""
-    if not config.diversity.active:
-        return None
-    from trajforge.curation import run_diversity
-
-    return run_diversity(config, config.run_id())
