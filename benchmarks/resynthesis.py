@@ -51,7 +51,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from trajforge.environments.retail import RetailDomain
-    from trajforge.environments.tasks import TaskRejected
+    from trajforge.errors import TaskRejected
     from trajforge.generators import generate_blueprints, validate_blueprint
     from trajforge.generators.compose import compose_blueprint
     from trajforge.generators.resynthesize import resynthesize

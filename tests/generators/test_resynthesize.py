@@ -129,7 +129,7 @@ def test_a_planned_draw_has_the_plan_it_was_drawn_from(domain: RetailDomain,
     """The retail sampler's plan_of reads back what sample_planned was asked for."""
     import random
 
-    from trajforge.environments.tasks import TaskRejected
+    from trajforge.errors import TaskRejected
     from trajforge.generators.compose import compose_blueprint
 
     sampler = domain.task_sampler()

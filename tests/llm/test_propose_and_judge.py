@@ -10,7 +10,7 @@ import yaml
 
 from trajforge.config import load_config
 from trajforge.environments.registry import load_domain
-from trajforge.environments.tasks import TaskRejected
+from trajforge.errors import TaskRejected
 from trajforge.generators.propose import ProposedTask, parse_proposal
 from trajforge.flows.build import build
 from trajforge.schemas.config import GenerationConfig

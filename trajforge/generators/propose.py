@@ -24,7 +24,7 @@ from pydantic import Field, ValidationError
 
 from trajforge.environments.base import Domain
 from trajforge.environments.tasks import DraftCall, DraftIntent, DraftOutput, DraftTask
-from trajforge.errors import TaskRejected
+from trajforge.errors import LLMFailure, TaskRejected
 from trajforge.generators.compose import (
     BlueprintCheck,
     blueprint_seed,
@@ -35,7 +35,7 @@ from trajforge.schemas.base import Record
 from trajforge.schemas.blueprint import BlueprintRejection, ProposalRecord, TaskBlueprint
 from trajforge.schemas.config import GenerationConfig, ModelConfig, ProposerConfig
 from trajforge.schemas.ids import content_id
-from trajforge.simulation.llm import EpisodeLedger, Gateway, LLMFailure, ledgers_cost
+from trajforge.simulation.llm import EpisodeLedger, Gateway, ledgers_cost
 from trajforge.simulation.llm_agent import episode_tag
 
 GENERATOR = "llm_proposer"

@@ -29,6 +29,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from trajforge.environments.base import Domain
+from trajforge.errors import PolicyFailure
 from trajforge.rl.reward import EpisodeReward, RewardConfig, episode_reward
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.ids import hash_seed
@@ -42,7 +43,7 @@ from trajforge.simulation.local_model import (
     parse_completion,
     sampling_kwargs,
 )
-from trajforge.simulation.runner import AgentReply, EpisodeLimits, PolicyFailure
+from trajforge.simulation.runner import AgentReply, EpisodeLimits
 from trajforge.simulation.worker_state import blueprint_domain
 from trajforge.verifiers import verify
 

@@ -17,11 +17,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from trajforge.environments.base import Domain
+from trajforge.errors import LLMFailure, PolicyFailure
 from trajforge.schemas.config import ModelConfig
 from trajforge.schemas.messages import AssistantMessage, Message, ToolCall, message_to_openai
 from trajforge.schemas.trajectory import TerminationReason
-from trajforge.simulation.llm import EpisodeLedger, Gateway, LLMFailure
-from trajforge.simulation.runner import AgentReply, PolicyFailure
+from trajforge.simulation.llm import EpisodeLedger, Gateway
+from trajforge.simulation.runner import AgentReply
 
 EPISODE_HEADER = "X-Trajforge-Episode"
 TEXT_CALL_ERROR = ("this tool call was written as text and was not executed; call tools through "

@@ -24,12 +24,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from trajforge.environments.base import Domain
+from trajforge.errors import LLMFailure, PolicyFailure
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.config import ModelConfig, UserSimulatorConfig
 from trajforge.schemas.messages import AssistantMessage, Message, UserMessage
 from trajforge.schemas.trajectory import TerminationReason
-from trajforge.simulation.llm import Choice, EpisodeLedger, Gateway, LLMFailure
-from trajforge.simulation.runner import PolicyFailure, UserReply
+from trajforge.simulation.llm import Choice, EpisodeLedger, Gateway
+from trajforge.simulation.runner import UserReply
 
 STOP_TOOL_NAME = "end_conversation"
 STOP_TOOL: dict[str, Any] = {

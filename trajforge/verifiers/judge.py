@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from trajforge.environments.base import Domain
+from trajforge.errors import LLMFailure
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.config import ModelConfig
 from trajforge.schemas.messages import AssistantMessage, ToolMessage, UserMessage
 from trajforge.schemas.trajectory import Trajectory, Verdict
-from trajforge.simulation.llm import EpisodeLedger, Gateway, LLMFailure
+from trajforge.simulation.llm import EpisodeLedger, Gateway
 from trajforge.simulation.llm_agent import episode_tag
 
 CHECK_PREFIX = "judge:"
