@@ -50,3 +50,14 @@ def test_the_cli_refuses_an_unknown_check_with_one_line_and_exit_2(tmp_path: Pat
     assert len(lines) == 1, proc.stderr
     assert lines[0].startswith("error: verification.checks: unknown check 'final_stat'; known: ")
     assert sorted(p.name for p in tmp_path.iterdir()) == [], "a refused build created files"
+
+
+def test_a_flow_given_an_unknown_check_fails_before_any_batch(tmp_path, prefect_api) -> None:
+    """The build flow's parameters (as a deployment passes them) are checked as a config file is."""
+    from trajforge.flows.build import build_dataset
+
+    config = {"store": {"out": str(tmp_path / "out")}, "generation": {"n_blueprints": 4},
+              "verification": {"checks": ["final_stat"]}}
+    with pytest.raises(ConfigError, match="verification.checks: unknown check 'final_stat'"):
+        build_dataset(config=config)
+    assert not (tmp_path / "out").exists()

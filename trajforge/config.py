@@ -48,7 +48,7 @@ ConfigLoader.add_implicit_resolver(
 
 def read_yaml(text: str) -> Any:
     """``text`` parsed with ``ConfigLoader``."""
-    return yaml.load(text, Loader=ConfigLoader)  # noqa: S506 (a SafeLoader subclass)
+    return yaml.load(text, Loader=ConfigLoader)
 
 
 def parse_override(text: str) -> tuple[str, Any]:
@@ -102,11 +102,25 @@ def validate_config(model: type[M], values: dict[str, Any]) -> M:
 
 def load_config(path: Path | None = None, overrides: dict[str, Any] | None = None) -> RunConfig:
     config = load_yaml_config(RunConfig, path, overrides)
+    check_run_config(config)
+    check_writable(config.store.out)
+    return config
+
+
+def run_config(values: dict[str, Any]) -> RunConfig:
+    """A ``RunConfig`` from plain values (a flow's or a deployment's parameters), checked as
+    ``load_config`` checks one (the output folder is the worker's to check when it writes)."""
+    config = validate_config(RunConfig, values)
+    check_run_config(config)
+    return config
+
+
+def check_run_config(config: RunConfig) -> None:
+    """What pydantic cannot check: the domain is installed, every configured name is known, the
+    diversity stage can load its embedders."""
     load_domain_class(config.domain.name)
     check_names(config)
     check_diversity(config)
-    check_writable(config.store.out)
-    return config
 
 
 def check_names(config: RunConfig) -> None:

@@ -42,6 +42,7 @@ from prefect.context import FlowRunContext
 from prefect.utilities.annotations import quote
 
 import trajforge
+from trajforge.config import run_config
 from trajforge.environments.registry import load_domain_class
 from trajforge.flows import progress as build_progress
 from trajforge.flows.retry import retry_transient
@@ -238,7 +239,7 @@ def build_dataset(config: dict[str, Any], grow: int = 0) -> BuildResult:
     """Build (or finish, or extend) the run ``config`` describes. ``grow`` > 0 extends the run
     by that many blueprints past what is committed (a scheduled build adds new data)."""
     began = time.perf_counter()
-    cfg, store = prepare_run(RunConfig.model_validate(config), grow)
+    cfg, store = prepare_run(run_config(config), grow)
     context = FlowRunContext.get()
     flow_run = context.flow_run if context else None
     invocation = str(flow_run.id) if flow_run else uuid.uuid4().hex
@@ -266,7 +267,7 @@ def build_dataset(config: dict[str, Any], grow: int = 0) -> BuildResult:
 def scheduled_build(config: dict[str, Any], grow: int = 0) -> dict[str, Any]:
     """A deployment's entry point: the build with the task runner its config names (a flow's
     task runner is fixed when it starts, so the choice is made here, at run time)."""
-    cfg = RunConfig.model_validate(config)
+    cfg = run_config(config)
     runner = make_task_runner(cfg.orchestration, cfg.store.workers)
     result = build_dataset.with_options(task_runner=runner)(config=config, grow=grow)
     return {"run_id": result.run_id, "computed": result.shards_done, "cached": result.cached,

@@ -146,10 +146,10 @@ def build_train_eval(config: dict[str, Any], train: dict[str, Any],
     ``config`` is the run config (as for ``scheduled_build``), ``train`` a train config whose
     ``data`` defaults to this export, ``evaluation`` options of ``evaluate_policy`` (split,
     limit, trials, max_turns, ...; the policy is the trained model, ``hf:<output_dir>``)."""
+    from trajforge.config import run_config
     from trajforge.flows.build import scheduled_build
-    from trajforge.schemas.config import RunConfig
 
-    out = Path(RunConfig.model_validate(config).store.out)
+    out = Path(run_config(config).store.out)
     options = {**DEFAULT_EVAL, **(evaluation or {})}
     unknown = sorted(set(options) - set(DEFAULT_EVAL) - {"salt"})
     if unknown:  # before anything runs

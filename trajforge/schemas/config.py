@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -67,7 +67,7 @@ class GenerationConfig(Record):
                                                "of earlier ones (to evaluate dedup)")
 
     @model_validator(mode="after")
-    def _intent_range(self) -> "GenerationConfig":
+    def _intent_range(self) -> GenerationConfig:
         if self.min_intents > self.max_intents:
             raise ValueError("min_intents must not exceed max_intents")
         return self
@@ -103,7 +103,7 @@ class SimulationConfig(Record):
     concurrency: int = Field(default=32, ge=1, le=4096, description="episodes in flight, all processes")
 
     @model_validator(mode="after")
-    def _llm_needs_model(self) -> "SimulationConfig":
+    def _llm_needs_model(self) -> SimulationConfig:
         if "llm" in self.agents and self.agent_model is None:
             raise ValueError("agents lists 'llm' but agent_model is not set")
         return self
@@ -136,7 +136,7 @@ class OrchestrationConfig(Record):
                          description="retries of a stage after a transient error (never others)")
 
     @model_validator(mode="after")
-    def _address_needs_cluster(self) -> "OrchestrationConfig":
+    def _address_needs_cluster(self) -> OrchestrationConfig:
         if self.address is not None and self.runner not in ("dask", "ray"):
             raise ValueError(f"an address is for the dask or ray runner, not {self.runner}")
         return self
@@ -145,7 +145,7 @@ class OrchestrationConfig(Record):
 # where and how fast models are reached does not change what a run is
 _MODEL_OPERATIONAL = {"api_base", "api_key_env", "rpm", "tpm", "input_cost_per_token",
                       "output_cost_per_token"}
-_OPERATIONAL: dict[str, object] = {"concurrency": True, "gateway": True,
+_OPERATIONAL: dict[str, Any] = {"concurrency": True, "gateway": True,
                                    "agent_model": _MODEL_OPERATIONAL,
                                    "user_model": _MODEL_OPERATIONAL}
 
@@ -188,7 +188,7 @@ class DiversityConfig(Record):
         return self.select is not None or self.dedup_threshold is not None
 
     @model_validator(mode="after")
-    def _order(self) -> "DiversityConfig":
+    def _order(self) -> DiversityConfig:
         if self.q != "inf" and not self.q > 0:
             raise ValueError("q must be > 0 or 'inf'")
         return self

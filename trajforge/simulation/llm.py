@@ -364,7 +364,7 @@ class Gateway:
             return float(cost) if cost is not None else None
         try:
             return float(self._litellm.completion_cost(completion_response=response))
-        except Exception:  # litellm raises for models it cannot price: unknown, not zero
+        except Exception:  # noqa: BLE001 - litellm raises for models it cannot price: unknown, not zero
             return None
 
     def _backoff(self, attempt: int, error: LLMCallError) -> float:
@@ -416,7 +416,7 @@ class Gateway:
                     raise LLMCallError("length", "the answer was cut at max_tokens")
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # every provider error is classified, none escapes raw
+            except Exception as exc:  # noqa: BLE001 - every provider error is classified, none escapes raw
                 error = classify_exception(exc)
                 book.failures[error.kind] += 1
                 if not error.transient or attempt > self.config.max_retries:
@@ -452,13 +452,13 @@ class Gateway:
             return
         try:
             await close_litellm_async_clients()
-        except Exception:  # best effort at shutdown
+        except Exception:  # noqa: BLE001 - best effort at shutdown
             pass
         try:  # litellm's background logging worker lives on this loop too
             from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
 
             await GLOBAL_LOGGING_WORKER.stop(discard_pending=True, timeout=2.0)
-        except Exception:  # absent in some releases; best effort at shutdown
+        except Exception:  # noqa: BLE001 - absent in some releases; best effort at shutdown
             pass
 
 

@@ -104,7 +104,8 @@ def selected_trajectories(con: duckdb.DuckDBPyConnection) -> set[str] | None:
     # the diversity stage's ``selection`` view (store/derived.py); an empty view: no selection ran
     if not {"trajectory_id", "selected"} <= relation_columns(con, "selection"):
         return None
-    if not con.execute("SELECT count(*) FROM selection").fetchone()[0]:
+    (selected,) = con.execute("SELECT count(*) FROM selection").fetchone() or (0,)
+    if not selected:
         return None
     return {r[0] for r in con.execute("SELECT trajectory_id FROM selection WHERE selected").fetchall()}
 
@@ -124,7 +125,7 @@ def _dicts(cursor: duckdb.DuckDBPyConnection, batch: int = 500) -> Iterator[dict
     columns = [d[0] for d in cursor.description]
     while rows := cursor.fetchmany(batch):
         for row in rows:
-            yield dict(zip(columns, row))
+            yield dict(zip(columns, row, strict=True))
 
 
 def _blueprints(con: duckdb.DuckDBPyConnection, runs: tuple[str, ...]) -> dict[str, dict[str, Any]]:

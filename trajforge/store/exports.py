@@ -160,7 +160,7 @@ def preference_records(judged: Iterable[Judged]) -> list[dict[str, Any]]:
         for bad in (j for j in group if not j.passed):
             bad_messages = conversation(bad.row["messages"])
 
-            def rank(j: Judged) -> tuple[int, int]:
+            def rank(j: Judged, bad_messages: list[Message] = bad_messages) -> tuple[int, int]:
                 shared = common_prefix(conversation(j.row["messages"]), bad_messages)
                 return (-shared, 0 if str(j.row.get("agent", "")).startswith(ORACLE_PREFIX) else 1)
 

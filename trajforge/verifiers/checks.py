@@ -269,7 +269,7 @@ def check_no_loops(ctx: Context) -> CheckResult:
                                {"first": seen[key], "again": record.index})
         seen[key] = record.index
     texts = [m.content for m in ctx.trajectory.messages if isinstance(m, AssistantMessage) and m.content]
-    for a, b, c in zip(texts, texts[1:], texts[2:]):
+    for a, b, c in zip(texts, texts[1:], texts[2:], strict=False):  # a window of three: shorter by design
         if a == b == c:
             return CheckResult(False, "the agent said the same thing three times in a row", {"text": a})
     return CheckResult(True)
