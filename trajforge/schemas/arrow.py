@@ -8,6 +8,7 @@ Queryable parts are Arrow structs and lists (messages, tool calls, structure); i
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -160,6 +161,49 @@ PROPOSAL_SCHEMA = pa.schema(
 
 
 # --- messages ---------------------------------------------------------------------------------
+
+# --- stored messages in the chat-template shape (what exports write and local models read) ----
+
+ChatMessage = dict[str, Any]
+
+
+def decode_arguments(text: str | None) -> Any:
+    """Stored argument text as a JSON object; anything that is not an object stays its text."""
+    if text is None:
+        return {}
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return text
+    return value if isinstance(value, dict) else text
+
+
+def drop_none(d: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def conversation(messages: Sequence[Mapping[str, Any]]) -> list[ChatMessage]:
+    """Stored message rows in the OpenAI chat shape with ``arguments`` as JSON objects and no
+    ``None`` keys (TRL / transformers chat-template input)."""
+    out: list[ChatMessage] = []
+    for m in messages:
+        role = m["role"]
+        if role == "assistant":
+            msg: ChatMessage = drop_none({"role": role, "content": m.get("content")})
+            calls = m.get("tool_calls") or []
+            if calls:
+                msg["tool_calls"] = [
+                    {"id": c["id"], "type": "function",
+                     "function": {"name": c["name"], "arguments": decode_arguments(c["arguments"])}}
+                    for c in calls]
+        elif role == "tool":
+            msg = drop_none({"role": role, "content": m.get("content") or "",
+                              "tool_call_id": m.get("tool_call_id"), "name": m.get("name")})
+        else:
+            msg = {"role": role, "content": m.get("content") or ""}
+        out.append(msg)
+    return out
+
 
 def message_to_row(message: Message) -> dict[str, Any]:
     row: dict[str, Any] = {"role": message.role, "content": message.content, "tool_calls": None,

@@ -24,11 +24,10 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from trajforge.errors import ConfigError, PolicyFailure
-from trajforge.schemas.arrow import message_to_row
+from trajforge.schemas.arrow import conversation, message_to_row
 from trajforge.schemas.messages import AssistantMessage, Message, ToolCall
 from trajforge.schemas.trajectory import TerminationReason
 from trajforge.simulation.runner import AgentReply
-from trajforge.store.exports import conversation
 
 MALFORMED_CALL = "malformed tool call: write <tool_call>{\"name\": TOOL, \"arguments\": {...}}</tool_call>"
 UNKNOWN_TOOL = "unknown tool"

@@ -31,51 +31,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from trajforge.schemas.arrow import ChatMessage as Message
+from trajforge.schemas.arrow import conversation, decode_arguments, drop_none
+
 Row = Mapping[str, Any]
-Message = dict[str, Any]
 
 ORACLE_PREFIX = "scripted:oracle"
 
 
 # --- messages ---------------------------------------------------------------------------------
-
-def decode_arguments(text: str | None) -> Any:
-    """Stored argument text as a JSON object; anything that is not an object stays its text."""
-    if text is None:
-        return {}
-    try:
-        value = json.loads(text)
-    except (TypeError, ValueError):
-        return text
-    return value if isinstance(value, dict) else text
-
-
-def _drop_none(d: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in d.items() if v is not None}
-
-
-def conversation(messages: Sequence[Row]) -> list[Message]:
-    """Stored message rows in the OpenAI chat shape with ``arguments`` as JSON objects and no
-    ``None`` keys (TRL / transformers chat-template input)."""
-    out: list[Message] = []
-    for m in messages:
-        role = m["role"]
-        if role == "assistant":
-            msg: Message = _drop_none({"role": role, "content": m.get("content")})
-            calls = m.get("tool_calls") or []
-            if calls:
-                msg["tool_calls"] = [
-                    {"id": c["id"], "type": "function",
-                     "function": {"name": c["name"], "arguments": decode_arguments(c["arguments"])}}
-                    for c in calls]
-        elif role == "tool":
-            msg = _drop_none({"role": role, "content": m.get("content") or "",
-                              "tool_call_id": m.get("tool_call_id"), "name": m.get("name")})
-        else:
-            msg = {"role": role, "content": m.get("content") or ""}
-        out.append(msg)
-    return out
-
 
 def tool_schemas(tools: str | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The trajectory's tool schemas (stored as JSON text) as a list of objects. Already
@@ -239,7 +203,7 @@ def openai_record(trajectory: Row) -> dict[str, Any] | None:
     for m in trajectory["messages"]:
         role = m["role"]
         if role == "assistant":
-            msg: Message = _drop_none({"role": role, "content": m.get("content")})
+            msg: Message = drop_none({"role": role, "content": m.get("content")})
             calls = m.get("tool_calls") or []
             if calls:
                 parallel = parallel or len(calls) > 1
