@@ -7,6 +7,8 @@ install), and runs its own copy of the benchmark script; the working tree runs t
 
     python benchmarks/ab_checkouts.py --base ad0f25b --rounds 2 --metric runs.0.episodes_per_s \\
         --name build_throughput -- build_throughput.py --workers 1 --episodes 10000
+    python benchmarks/ab_checkouts.py --base ad0f25b --rounds 2 --metric summary.ratio --name flow_overhead \
+        --result-file benchmarks/results/flow_overhead.json -- flow_overhead.py --episodes 10000 --repeats 2
 
 Each round runs base then current (odd rounds) or current then base (even rounds), so a trend in
 the load hits both alike. Results: ``benchmarks/results/ab-<name>.{json,md}`` with every round's
@@ -34,16 +36,21 @@ def _dig(payload: Any, path: str) -> float:
     return float(payload)
 
 
-def _run(checkout: Path, script: list[str], results: Path, pythonpath: Path | None) -> float:
+def _run(checkout: Path, script: list[str], results: Path, pythonpath: Path | None,
+         result_file: str | None) -> Any:
     env = dict(os.environ)
     if pythonpath is not None:
         env["PYTHONPATH"] = str(pythonpath)
     else:
         env.pop("PYTHONPATH", None)
-    cmd = [sys.executable, str(checkout / "benchmarks" / script[0]), *script[1:], "--results", str(results)]
+    cmd = [sys.executable, str(checkout / "benchmarks" / script[0]), *script[1:]]
+    if result_file is None:
+        cmd += ["--results", str(results)]
     done = subprocess.run(cmd, cwd=checkout, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    if result_file is not None:  # a script that writes to its checkout's results folder
+        return json.loads((checkout / result_file).read_text())
     found = sorted(results.glob("*.json"))
     if not found:
         raise SystemExit(f"{' '.join(cmd)} wrote no JSON result into {results}")
@@ -57,6 +64,8 @@ def main() -> int:
     parser.add_argument("--metric", action="append", required=True,
                         help="dotted path into the benchmark's JSON (repeatable)")
     parser.add_argument("--name", required=True, help="results go to ab-<name>.{json,md}")
+    parser.add_argument("--result-file", default=None,
+                        help="for a script without --results: its JSON, relative to the checkout")
     parser.add_argument("script", nargs=argparse.REMAINDER, help="-- SCRIPT ARGS... (in benchmarks/)")
     args = parser.parse_args()
     script = [a for a in args.script if a != "--"] if args.script[:1] == ["--"] else args.script
@@ -72,8 +81,8 @@ def main() -> int:
                 for side in order:
                     results = Path(tmp) / f"{side}-{i}"
                     results.mkdir()
-                    payload = (_run(base, script, results, base) if side == "base"
-                               else _run(ROOT, script, results, None))
+                    payload = (_run(base, script, results, base, args.result_file) if side == "base"
+                               else _run(ROOT, script, results, None, args.result_file))
                     for metric in args.metric:
                         figures[metric][side].append(_dig(payload, metric))
                     load.append(os.getloadavg())

@@ -157,8 +157,11 @@ def plan_batches(store: RunStore, n: int, shard_size: int) -> tuple[list[Range],
 def execute_build(config: RunConfig, store: RunStore, submit: Submit, *, invocation: str, runner: str,
                   flow_name: str | None, parameters: dict[str, Any], window: int,
                   progress: Progress | None = None, log: Log | None = None,
-                  warn: Log | None = None) -> BuildResult:
-    """Compute, commit and record every missing batch of the run (see the module note)."""
+                  warn: Log | None = None, recheck_computed: bool = True) -> BuildResult:
+    """Compute, commit and record every missing batch of the run (see the module note). A batch
+    a cache answered has its files checked against their checksums before it is committed;
+    with ``recheck_computed``, so has a computed one (the flow's batches may have been written on
+    another machine; ``run_build``'s were written moments ago by this process or its forks)."""
     began = time.perf_counter()
     say = log or (lambda _: None)
     record = start_record(config, store, invocation, runner, flow_name, parameters)
@@ -184,7 +187,7 @@ def execute_build(config: RunConfig, store: RunStore, submit: Submit, *, invocat
             rng, pending = inflight.popleft()
             summary, hit = pending.result(), pending.cached()
             shard = summary.shard
-            if shard is not None and not store.intact(shard):  # cached files gone or changed
+            if shard is not None and (hit or recheck_computed) and not store.intact(shard):  # gone or changed
                 if rng in committed and store.intact(committed[rng]):
                     # the manifest holds other, intact files for it (written since): keep those
                     shard = committed[rng]
@@ -282,7 +285,7 @@ def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResul
             return _Done(compute_batch(config, rng[0], rng[1], invocation, None if refresh else committed))
 
         result = execute_build(config, store, inline, invocation=invocation, runner="direct", flow_name=None,
-                               parameters=parameters, window=1, progress=progress)
+                               parameters=parameters, window=1, progress=progress, recheck_computed=False)
     else:
         import multiprocessing
 
@@ -294,6 +297,6 @@ def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResul
 
             result = execute_build(config, store, pooled, invocation=invocation, runner="direct",
                                    flow_name=None, parameters=parameters, window=workers + 1,
-                                   progress=progress)
+                                   progress=progress, recheck_computed=False)
     result.seconds = time.perf_counter() - began
     return result
