@@ -95,10 +95,9 @@ def estimate_plan(config: RunConfig, sample: int = 20) -> Plan:
     player = EpisodePlayer(lambda _: domain, limits=EpisodeLimits(sim.max_turns, sim.max_steps_per_turn),
                            run_id="plan")
     jobs: list[EpisodeJob[None]] = [EpisodeJob(bp, seed=0) for bp in picked]
-    played = asyncio.run(player.play_all(jobs))
-    for bp, p in zip(picked, played, strict=True):
-        assert p is not None
-        traj = p.trajectory
+    played = asyncio.run(player.play_all(jobs, lambda p: p.trajectory))
+    for bp, traj in zip(picked, played, strict=True):
+        assert traj is not None
         context = 0
         user_context = _tokens(user_instructions(bp, domain))
         for message in traj.messages:

@@ -30,6 +30,7 @@ from trajforge.simulation.episodes import (
     AgentFactory,
     EpisodeJob,
     EpisodePlayer,
+    PlayedEpisode,
     UserFactory,
     llm_users,
     scripted_users,
@@ -60,16 +61,18 @@ async def _episodes(blueprints: Sequence[TaskBlueprint], make_agent: AgentFactor
                            concurrency=play.concurrency, agent_name=policy,
                            episode_timeout_s=play.gateway.episode_timeout_s if model_backed else None)
     jobs = [EpisodeJob(bp, trial_seed(bp.id, trial), tag=trial) for bp in blueprints for trial in range(play.trials)]
+    def done(p: PlayedEpisode[int]) -> tuple[int, Trajectory]:
+        if progress is not None:
+            progress()
+        assert p.job.tag is not None
+        return p.job.tag, p.trajectory
+
     try:
-        played = await player.play_all(jobs, on_done=(lambda _: progress()) if progress is not None else None)
+        played = await player.play_all(jobs, done)
     finally:
         if gateway is not None:
             await gateway.aclose()
-    out = []
-    for p in played:
-        assert p is not None and p.job.tag is not None  # every job starts: there is no budget stop
-        out.append((p.job.tag, p.trajectory))
-    return out
+    return [p for p in played if p is not None]  # every job starts: there is no budget stop
 
 
 @dataclass

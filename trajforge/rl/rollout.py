@@ -35,7 +35,7 @@ from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.ids import hash_seed
 from trajforge.schemas.messages import AssistantMessage, Message
 from trajforge.schemas.trajectory import TerminationReason, Trajectory, Verdict
-from trajforge.simulation.episodes import EpisodeContext, EpisodeJob, EpisodePlayer
+from trajforge.simulation.episodes import EpisodeContext, EpisodeJob, EpisodePlayer, PlayedEpisode
 from trajforge.simulation.local_model import (
     BatchedGenerator,
     chat_messages,
@@ -212,13 +212,13 @@ class RolloutPlayer:
         player = EpisodePlayer(blueprint_domain, make_agent,
                                limits=EpisodeLimits(self.settings.max_turns, self.settings.max_steps_per_turn),
                                run_id=run_id, concurrency=self.settings.concurrency)
+        def score(p: PlayedEpisode[None]) -> Rollout:
+            assert isinstance(p.agent, TokenAgent)
+            return self._score(p.job.blueprint, p.job.seed, p.trajectory, p.agent, p.domain)
+
         episodes: list[EpisodeJob[None]] = [EpisodeJob(bp, seed) for bp, seed in jobs]
-        played = await player.play_all(episodes)
-        rollouts = []
-        for p in played:
-            assert p is not None and isinstance(p.agent, TokenAgent)
-            rollouts.append(self._score(p.job.blueprint, p.job.seed, p.trajectory, p.agent, p.domain))
-        return rollouts
+        played = await player.play_all(episodes, score)
+        return [r for r in played if r is not None]  # no budget: every episode is played
 
     def _score(self, bp: TaskBlueprint, seed: int, trajectory: Trajectory, agent: TokenAgent,
                domain: Domain) -> Rollout:

@@ -95,16 +95,16 @@ def simulate_batch(config: RunConfig, blueprints: list[TaskBlueprint], stop: int
             twin = sim.agents[:slot].count(kind)
             jobs.append(EpisodeJob(bp, episode_seed(bp.id, twin, "episode"), fault, agent=kind))
     played = ctx.loop.run_until_complete(
-        build_player(config, ctx).play_all(jobs, may_start=lambda: not ctx.exhausted()))
+        build_player(config, ctx).play_all(jobs, lambda p: p.trajectory, may_start=lambda: not ctx.exhausted()))
     unstarted = {job.blueprint.provenance.index for job, p in zip(jobs, played, strict=True) if p is None}
     stop = min(unstarted) if unstarted else stop
     kept: list[Trajectory] = []
     discarded = 0.0
-    for job, p in zip(jobs, played, strict=True):
+    for job, trajectory in zip(jobs, played, strict=True):
         if job.blueprint.provenance.index >= stop:
-            if p is not None:
-                discarded += p.trajectory.cost_usd or 0.0
-        elif p is not None:
-            kept.append(p.trajectory)
+            if trajectory is not None:
+                discarded += trajectory.cost_usd or 0.0
+        elif trajectory is not None:
+            kept.append(trajectory)
     skipped = sum(index < stop for index in skipped_at)
     return SimulatedBatch(kept, skipped, stop, discarded, budget_stopped=bool(unstarted))

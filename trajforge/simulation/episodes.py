@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from trajforge.simulation.llm import EpisodeLedger, Gateway
 
 Tag = TypeVar("Tag")
+Out = TypeVar("Out")
 
 
 def user_seed(seed: int) -> int:
@@ -172,22 +173,21 @@ class EpisodePlayer:
                                        episode=spec, ledger=ledger)
         return PlayedEpisode(job, trajectory, agent, domain)
 
-    async def play_all(self, jobs: Sequence[EpisodeJob[Tag]],
-                       on_done: Callable[[PlayedEpisode[Tag]], None] | None = None,
-                       may_start: Callable[[], bool] | None = None) -> list[PlayedEpisode[Tag] | None]:
-        """Every job, at most ``concurrency`` at once; results in job order. ``may_start`` is
-        asked before each episode starts (a spent budget says no: that job's result is
-        ``None``); ``on_done`` hears of each finished episode."""
+    async def play_all(self, jobs: Sequence[EpisodeJob[Tag]], on_done: Callable[[PlayedEpisode[Tag]], Out],
+                       may_start: Callable[[], bool] | None = None) -> list[Out | None]:
+        """Every job, at most ``concurrency`` at once. ``on_done`` is called with each finished
+        episode as it finishes, and what it returns is that job's result (results in job order;
+        only those are kept, so an episode's agent and user are freed as soon as it ends).
+        ``may_start`` is asked before each episode starts: a spent budget says no, and that
+        job's result is ``None``."""
         gate = asyncio.Semaphore(self.concurrency)
 
-        async def one(job: EpisodeJob[Tag]) -> PlayedEpisode[Tag] | None:
+        async def one(job: EpisodeJob[Tag]) -> Out | None:
             async with gate:
                 if may_start is not None and not may_start():
                     return None
                 played = await self.play(job)
-            if on_done is not None:
-                on_done(played)
-            return played
+            return on_done(played)
 
         return list(await asyncio.gather(*(one(job) for job in jobs)))
 
