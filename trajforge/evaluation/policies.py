@@ -39,8 +39,8 @@ def template_agents(name: str, tokenizer: Any, generator: Any, max_prompt_tokens
     return local
 
 
-def model_agents(model: Any, tokenizer: Any, name: str, *, max_new_tokens: int = 256, temperature: float = 0.0,
-                 seed: int = 0, batch_size: int = 8) -> AgentFactory:
+def model_agents(model: Any, tokenizer: Any, name: str, *, max_new_tokens: int, batch_size: int,
+                 temperature: float, seed: int) -> AgentFactory:
     """Agents for a model already in memory (e.g. the policy being trained in ``trajforge loop``)."""
     from trajforge.simulation.local_model import BatchedGenerator, DecodingConfig, context_length, hf_generate_batch
 
@@ -49,9 +49,8 @@ def model_agents(model: Any, tokenizer: Any, name: str, *, max_new_tokens: int =
                            context_length(model) - max_new_tokens)
 
 
-def agent_factory(spec: PolicySpec, *, max_new_tokens: int = 256, temperature: float = 0.0,
-                  seed: int = 0, api_base: str | None = None, batch_size: int = 8,
-                  gateway: GatewayConfig | None = None) -> AgentFactory:
+def agent_factory(spec: PolicySpec, *, max_new_tokens: int, temperature: float, seed: int,
+                  api_base: str | None, batch_size: int, gateway: GatewayConfig | None = None) -> AgentFactory:
     """How each episode gets its agent for a policy spec. Model loading happens here, once."""
     if spec.kind in ("hf", "vllm"):
         from trajforge.simulation.local_model import (

@@ -108,8 +108,9 @@ def _heldout_pass(model: Any, tokenizer: Any, blueprints: list[TaskBlueprint], c
 
     was_training = model.training
     model.eval()
+    # held-out pass@1 is measured greedily (temperature 0), so it does not depend on a seed
     make_agent = model_agents(model, tokenizer, name, max_new_tokens=config.max_new_tokens,
-                              batch_size=config.batch_size)
+                              batch_size=config.batch_size, temperature=0.0, seed=0)
     play = PlayConfig(trials=1, max_turns=config.max_turns, max_steps_per_turn=config.max_steps_per_turn,
                       concurrency=config.batch_size)
     result = evaluate(blueprints, make_agent, name, play, source="loop-heldout")
