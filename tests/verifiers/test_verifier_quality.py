@@ -429,6 +429,13 @@ def test_no_loops_fails_on_a_repeated_call_and_a_parrot(domain: RetailDomain,
                                            tool_call_id="call_again", name=call.name)]
     v = _check(domain, bp, _edit(t, messages), "no_loops")
     assert not v.passed and "repeated" in v.reason
+    # the same repeat written another way (compact, keys reversed) is still a repeat
+    args = call.parsed_arguments() or {}
+    compact = json.dumps(dict(reversed(list(args.items()))), separators=(",", ":"))
+    assert compact != call.arguments
+    messages[at + 2] = AssistantMessage(content=None, tool_calls=(again.model_copy(update={"arguments": compact}),))
+    v = _check(domain, bp, _edit(t, messages), "no_loops")
+    assert not v.passed and "repeated" in v.reason
     parrot = list(t.messages)
     last = max(i for i, m in enumerate(parrot) if isinstance(m, AssistantMessage) and m.content)
     parrot[last + 1:last + 1] = [parrot[last], parrot[last]]

@@ -263,7 +263,10 @@ def check_no_loops(ctx: Context) -> CheckResult:
         if ctx.is_write(record) and record.ok:
             seen.clear()
             continue
-        key = f"{record.call.name}:{record.call.arguments}"
+        # the same call, however its JSON is written (key order, spacing): parsed and canonical;
+        # arguments that are not a JSON object compare as written
+        written = canonical_json(record.arguments) if record.arguments is not None else record.call.arguments
+        key = f"{record.call.name}:{written}"
         if key in seen:
             return CheckResult(False, f"{record.call.name} repeated with the same arguments",
                                {"first": seen[key], "again": record.index})
