@@ -46,7 +46,7 @@ def trial_seed(blueprint_id: str, trial: int) -> int:
 
 async def _episodes(blueprints: Sequence[TaskBlueprint], make_agent: AgentFactory, policy: str,
                     play: PlayConfig, eval_id: str, agent_uses_model: bool,
-                    progress: Callable[[], None] | None) -> list[tuple[int, Trajectory]]:
+                    progress: Callable[[], None] | None) -> list[tuple[TaskBlueprint, int, Trajectory]]:
     gateway = None
     make_user: UserFactory = scripted_users
     if play.user_model is not None:
@@ -61,11 +61,12 @@ async def _episodes(blueprints: Sequence[TaskBlueprint], make_agent: AgentFactor
                            concurrency=play.concurrency, agent_name=policy,
                            episode_timeout_s=play.gateway.episode_timeout_s if model_backed else None)
     jobs = [EpisodeJob(bp, trial_seed(bp.id, trial), tag=trial) for bp in blueprints for trial in range(play.trials)]
-    def done(p: PlayedEpisode[int]) -> tuple[int, Trajectory]:
+
+    def done(p: PlayedEpisode[int]) -> tuple[TaskBlueprint, int, Trajectory]:
         if progress is not None:
             progress()
         assert p.job.tag is not None
-        return p.job.tag, p.trajectory
+        return p.job.blueprint, p.job.tag, p.trajectory
 
     try:
         played = await player.play_all(jobs, done)
@@ -95,7 +96,7 @@ def evaluate(blueprints: Sequence[TaskBlueprint], make_agent: AgentFactory, poli
                          prefix="ev_")
     played = asyncio.run(_episodes(blueprints, make_agent, policy, play, eval_id, agent_uses_model, progress))
     rows = []
-    for (trial, trajectory), bp in zip(played, [b for b in blueprints for _ in range(play.trials)], strict=True):
+    for bp, trial, trajectory in played:
         verdicts = verify(trajectory, bp, blueprint_domain(bp), play.checks)
         turns, calls, valid = call_validity(trajectory)
         rows.append({

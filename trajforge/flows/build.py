@@ -60,6 +60,7 @@ from trajforge.store.builds import (
     budget_for,
     execute_build,
     prepare_run,
+    settled_batch,
 )
 from trajforge.store.rows import batch_rows, batch_tables, summarize_batch
 from trajforge.store.runs import BatchSummary
@@ -189,14 +190,13 @@ def build_batch(config: RunConfig, run_id: str, start: int, stop: int, code_vers
     """One batch through every stage, on whichever worker runs it; its files are written there.
     A batch the manifest already holds, intact, is adopted rather than recomputed. Model-backed
     stages run on this thread's context of build invocation ``invocation`` (its budget)."""
-    if committed is not None and RunStore(config.store.out, run_id).intact(committed):
-        return BatchSummary(start=committed.start, stop=committed.stop, shard=committed, adopted=True)
+    settled = settled_batch(RunStore(config.store.out, run_id), start, committed, budget_for(config, invocation))
+    if settled is not None:
+        if settled.budget_stopped:
+            _not_cached()
+        return settled
     retries = config.orchestration.retries
     began = time.perf_counter()
-    budget = budget_for(config, invocation)
-    if budget is not None and budget.exhausted():
-        _not_cached()
-        return BatchSummary(start=start, stop=start, budget_stopped=True)
     generated = generate_validate.with_options(retries=retries)(config, start, stop, invocation)
     simulated = simulate.with_options(retries=retries)(config, quote(generated), invocation)
     verdicts = verify.with_options(retries=retries)(config, quote(simulated.trajectories),

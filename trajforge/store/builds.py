@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 
 Progress = Callable[[BatchSummary], None]
 Log = Callable[[str], None]
+Range = tuple[int, int]  # blueprint indices [start, stop)
 
 
 class PendingBatch(Protocol):
@@ -66,7 +67,7 @@ class PendingBatch(Protocol):
 
 
 # (range, the shard the manifest holds for it, recompute even if cached) -> the pending batch
-Submit = Callable[[tuple[int, int], ShardRecord | None, bool], PendingBatch]
+Submit = Callable[[Range, ShardRecord | None, bool], PendingBatch]
 
 
 @dataclass
@@ -75,10 +76,8 @@ class BuildResult:
 
     run_id: str
     out: Path
-    shards_done: int  # batches computed
-    shards_skipped: int  # batches found done: cached or adopted
     seconds: float
-    summaries: list[BatchSummary]
+    summaries: list[BatchSummary]  # of the batches computed
     spent_usd: float = 0.0  # the run's model spend over every invocation
     budget_stopped: bool = False
     cached: int = 0
@@ -90,6 +89,16 @@ class BuildResult:
     flow_seconds: float = 0.0  # inside the flow, when run as one
     diversity: Any = None  # the build's curation.DiversityResult, when diversity.select/dedup_threshold is set
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def shards_done(self) -> int:
+        """Batches computed."""
+        return len(self.summaries)
+
+    @property
+    def shards_skipped(self) -> int:
+        """Batches found done: from the cache, or adopted from the manifest."""
+        return self.cached + self.adopted
 
 
 def budget_for(config: RunConfig, invocation: str) -> Budget | None:
@@ -113,17 +122,26 @@ def process_batch(config: RunConfig, start: int, stop: int,
     return rows, summarize_batch(generated, simulated, verdicts, time.perf_counter() - began, judged)
 
 
+def settled_batch(store: RunStore, start: int, committed: ShardRecord | None,
+                  budget: Budget | None) -> BatchSummary | None:
+    """The summary of a batch that needs no computing, or ``None``: the manifest already holds
+    it intact (adopted), or the budget is spent (nothing done, ``budget_stopped``)."""
+    if committed is not None and store.intact(committed):
+        return BatchSummary(start=committed.start, stop=committed.stop, shard=committed, adopted=True)
+    if budget is not None and budget.exhausted():
+        return BatchSummary(start=start, stop=start, budget_stopped=True)
+    return None
+
+
 def compute_batch(config: RunConfig, start: int, stop: int, invocation: str = "",
                   committed: ShardRecord | None = None) -> BatchSummary:
     """One batch through every stage on this thread's context, its files written (not
-    committed). A batch the manifest already holds, intact, is adopted rather than recomputed;
-    a budget already spent computes nothing."""
+    committed), unless it is settled already (``settled_batch``)."""
     store = RunStore(config.store.out, config.run_id())
-    if committed is not None and store.intact(committed):
-        return BatchSummary(start=committed.start, stop=committed.stop, shard=committed, adopted=True)
     budget = budget_for(config, invocation)
-    if budget is not None and budget.exhausted():
-        return BatchSummary(start=start, stop=start, budget_stopped=True)
+    settled = settled_batch(store, start, committed, budget)
+    if settled is not None:
+        return settled
     rows, summary = process_batch(config, start, stop, thread_context(config, invocation, budget))
     if summary.stop > start:
         summary.shard = store.write_shard_files(start, summary.stop, batch_tables(rows))
@@ -142,9 +160,6 @@ def prepare_run(config: RunConfig, grow: int = 0) -> tuple[RunConfig, RunStore]:
                           "config": config.model_dump_json(exclude={"store", "orchestration", "diversity"}),
                           "created_at": datetime.now(UTC).isoformat(timespec="seconds")})
     return config, store
-
-
-Range = tuple[int, int]
 
 
 def plan_batches(store: RunStore, n: int, shard_size: int) -> tuple[list[Range], dict[Range, ShardRecord]]:
@@ -172,7 +187,7 @@ def execute_build(config: RunConfig, store: RunStore, submit: Submit, *, invocat
     # this process's share of the invocation's budget: with batches in this process, the very
     # one they spend from; with others, kept up to date from the spend committed here
     budget = budget_for(config, invocation)
-    inflight: deque[tuple[tuple[int, int], PendingBatch]] = deque()
+    inflight: deque[tuple[Range, PendingBatch]] = deque()
     try:
         queue = deque(plan)
         while queue or inflight:
@@ -231,8 +246,7 @@ def execute_build(config: RunConfig, store: RunStore, submit: Submit, *, invocat
     refresh_catalog(store.out)  # the finished record in the runs view
     if stopped and warn is not None:
         warn(f"the budget of ${config.simulation.gateway.max_cost_usd} is spent: the build stopped with what it has")
-    return BuildResult(run_id=store.run_id, out=Path(store.out), shards_done=len(computed),
-                       shards_skipped=cached + adopted, seconds=time.perf_counter() - began,
+    return BuildResult(run_id=store.run_id, out=Path(store.out), seconds=time.perf_counter() - began,
                        summaries=computed, spent_usd=store.spent_usd() if config.uses_models() else 0.0,
                        budget_stopped=stopped, cached=cached, adopted=adopted, invocation_id=record.id,
                        runner=runner, record=final)
@@ -281,7 +295,7 @@ def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResul
     workers = config.store.workers
     parameters = {"store": config.store.model_dump(mode="json")}
     if workers <= 1:
-        def inline(rng: tuple[int, int], committed: ShardRecord | None, refresh: bool) -> PendingBatch:
+        def inline(rng: Range, committed: ShardRecord | None, refresh: bool) -> PendingBatch:
             return _Done(compute_batch(config, rng[0], rng[1], invocation, None if refresh else committed))
 
         result = execute_build(config, store, inline, invocation=invocation, runner="direct", flow_name=None,
@@ -291,7 +305,7 @@ def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResul
 
         mp = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
         with ProcessPoolExecutor(workers, mp_context=mp) as pool:
-            def pooled(rng: tuple[int, int], committed: ShardRecord | None, refresh: bool) -> PendingBatch:
+            def pooled(rng: Range, committed: ShardRecord | None, refresh: bool) -> PendingBatch:
                 return _InPool(pool.submit(compute_batch, config, rng[0], rng[1], invocation,
                                            None if refresh else committed))
 
