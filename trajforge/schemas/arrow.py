@@ -59,6 +59,7 @@ TRAJECTORY_SCHEMA = pa.schema(
         ("max_turns", pa.int32()),
         ("fault_kind", pa.string()),
         ("fault_target", pa.int32()),
+        ("fault_form", pa.string()),
         ("messages", pa.list_(MESSAGE_TYPE)),
         ("n_messages", pa.int32()),
         ("tools", pa.string()),
@@ -248,6 +249,7 @@ def trajectory_to_row(t: Trajectory) -> dict[str, Any]:
         "max_turns": t.episode.max_turns,
         "fault_kind": fault.kind.value if fault else None,
         "fault_target": fault.target if fault else None,
+        "fault_form": fault.form if fault else None,
         "messages": [message_to_row(m) for m in t.messages],
         "n_messages": len(t.messages),
         "tools": _json([s.model_dump(mode="json") for s in t.tools]),
@@ -264,7 +266,7 @@ def trajectory_to_row(t: Trajectory) -> dict[str, Any]:
 
 
 def trajectory_from_row(row: dict[str, Any]) -> Trajectory:
-    fault = (Fault(kind=row["fault_kind"], target=row["fault_target"])
+    fault = (Fault(kind=row["fault_kind"], target=row["fault_target"], form=row.get("fault_form"))
              if row["fault_kind"] is not None else None)
     return Trajectory(
         id=row["id"],

@@ -38,11 +38,14 @@ class FaultKind(StrEnum):
     unknown_tool = "unknown_tool"
     invalid_arguments = "invalid_arguments"
     repeated_call = "repeated_call"
+    misstatement = "misstatement"  # a wrong fact stated about an entity (grounded_claims)
 
 
 class Fault(Record):
     kind: FaultKind
     target: int = Field(default=0, description="which write (or step) the fault hits")
+    form: str | None = Field(default=None, description="which of the kind's forms realises it "
+                                                       "(e.g. 'other_entity'), so recall is reported per form")
 
 
 class EpisodeSpec(Record):
