@@ -294,6 +294,30 @@ def state_diff(base: State, state: State) -> tuple[StateChange, ...]:
 
 # --- domains and environments -----------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Observation:
+    """One tool call of an episode as the agent saw it: the call, and its result parsed from
+    the tool message's JSON (the text itself when it is not JSON), or the error text."""
+
+    tool: str
+    arguments: dict[str, Any]
+    result: Any = None
+    error: str | None = None
+
+    @classmethod
+    def of(cls, call: ToolCall, message: ToolMessage | None) -> Observation:
+        arguments = call.parsed_arguments() or {}
+        if message is None:
+            return cls(call.name, arguments, error="no result")
+        if message.is_error:
+            return cls(call.name, arguments, error=message.content)
+        try:
+            result = json.loads(message.content)
+        except ValueError:
+            result = message.content
+        return cls(call.name, arguments, result)
+
+
 class Domain(ABC):
     """A domain: how to build its state, its toolkit, its policy and its verifier hooks.
 
@@ -361,6 +385,15 @@ class Domain(ABC):
                         authenticated: str | None) -> list[str]:
         """Policy rules a call would break in ``state``, as rule ids. Default: none."""
         return []
+
+    def report_facts(self, kind: str, slots: dict[str, str],
+                     observed: tuple[Observation, ...]) -> dict[str, str]:
+        """What a careful agent can tell the user about an intent of ``kind`` (its user-facing
+        ``slots``), read from this episode's tool results ``observed`` (oldest first): the
+        values of the intent's report placeholders (the entity it is about, a status, an
+        amount...). The scripted oracle fills its reports from this, never from the blueprint.
+        Default: nothing, so reports with placeholders cannot be filled."""
+        return {}
 
 
 class Environment:
