@@ -13,6 +13,7 @@ import hashlib
 import inspect
 import json
 import random
+import re
 import typing
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
@@ -338,6 +339,11 @@ class Domain(ABC):
     # a regex matching the domain's entity ids and contact details, so a user simulator that
     # invents one (not in its profile, not said by the agent) can be caught; None: unchecked
     entity_pattern: ClassVar[str | None] = None
+    # how ids are written in prose and arguments, as (regex, replacement) pairs that rewrite any
+    # form to the canonical one (``#?W1234567`` -> ``#W1234567``); checks compare ids after them
+    id_forms: ClassVar[tuple[tuple[str, str], ...]] = ()
+    # the attributes an agent may state about entities (environments.claims), for grounded_claims
+    claim_attributes: ClassVar[tuple[Any, ...]] = ()
 
     def __init__(self, size: int = 300, seed: int = 0) -> None:
         self.size = size
@@ -385,6 +391,24 @@ class Domain(ABC):
                         authenticated: str | None) -> list[str]:
         """Policy rules a call would break in ``state``, as rule ids. Default: none."""
         return []
+
+    def canonical_ids(self, text: str) -> str:
+        """``text`` with every id in the domain's canonical form (``id_forms``)."""
+        for pattern, replacement in self.id_forms:
+            text = re.sub(pattern, replacement, text)
+        return text
+
+    def claim_records(self, observation: Observation) -> list[Any]:
+        """The entities a tool output shows, as ``environments.claims.ClaimRecord``s (their
+        names in prose and attribute values). Default: none, so no claim can be checked."""
+        return []
+
+    def names_target(self, state: State, tool_name: str, args: dict[str, Any], text: str) -> bool:
+        """Whether ``text`` (a confirmation request) names what the write ``tool_name(args)``
+        acts on, so a yes to it is a yes to this write. Default: every id-valued argument
+        (``*_id``) appears in it, compared after ``canonical_ids``."""
+        said = self.canonical_ids(text)
+        return all(self.canonical_ids(str(v)) in said for k, v in args.items() if k.endswith("_id"))
 
     def report_facts(self, kind: str, slots: dict[str, str],
                      observed: tuple[Observation, ...]) -> dict[str, str]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar
 
-from trajforge.environments.base import Domain, State
+from trajforge.environments.base import Domain, Observation, State
+from trajforge.environments.claims import ClaimRecord
+from trajforge.environments.retail import claims
 from trajforge.environments.retail.data import RetailState, build_retail_state
 from trajforge.environments.retail.phrasing import BARE_REPORTS, INTENTS, SLOTS
 from trajforge.environments.retail.policy import POLICY_TEXT, RULES, TOOL_RULES, write_breaches
@@ -25,6 +27,8 @@ class RetailDomain(Domain):
     slots = SLOTS
     bare_reports = BARE_REPORTS
     entity_pattern = r"#W\d{7}|\b\d{10}\b|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b\d{5}\b"
+    id_forms = claims.ID_FORMS
+    claim_attributes = claims.ATTRIBUTES
 
     @classmethod
     def build_state(cls, rng: random.Random, size: int) -> State:
@@ -50,6 +54,12 @@ class RetailDomain(Domain):
             return str(args["customer_id"])
         order = state.orders.get(str(args.get("order_id", "")))
         return order.customer_id if order else None
+
+    def claim_records(self, observation: Observation) -> list[ClaimRecord]:
+        return claims.claim_records(observation)
+
+    def names_target(self, state: State, tool_name: str, args: dict[str, Any], text: str) -> bool:
+        return claims.names_target(state, tool_name, args, text, self.canonical_ids)
 
     def policy_breaches(self, state: State, tool_name: str, args: dict[str, Any],
                         authenticated: str | None) -> list[str]:

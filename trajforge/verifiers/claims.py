@@ -1,0 +1,198 @@
+"""Grounded claims: every fact the agent states about an entity agrees with what the tools said.
+
+How claims are found (structured patterns per attribute type, from the domain's declaration,
+``environments.claims``):
+
+- **money**: an amount written with a dollar sign ("$12.50", "$1,024");
+- **status**: a value of the attribute's vocabulary after a predicate cue in the three words
+  before it ("is", "was", "has been", "now", "currently", "still", "shows (as)", "marked
+  (as)", "status"); "only pending orders can be cancelled" states no status; a negation in
+  the cue ("is not delivered") states that the status is something else;
+- **flag**: one of the attribute's ``no`` phrases ("out of stock"), or a ``yes`` phrase
+  ("available"), read as ``no`` after a negation ("not available", "isn't in stock").
+
+Sentences that are questions state nothing. Each claim belongs to the entity named nearest to
+it in its sentence among the records that have that attribute, or else to the last such entity
+named earlier in the same message; a claim with no entity named fails ("names no entity"). It
+must agree with the most recent tool output about that entity before the message (a money
+claim with any amount of the record: a refund, a price, a balance). A flag with ``state_if``
+(an unavailable variant) must be stated whenever anything else is said about its entity.
+
+What it cannot see: facts in a form the patterns do not read (an amount in words, a status as
+a verb phrase, "(pending)" without a predicate), relations between entities (which card a
+refund went to), and arithmetic the agent did itself (a total no tool returned fails, a
+correct one included). ``trajforge.verifiers.judge`` can add an LLM's opinion when configured.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from trajforge.environments.base import Domain, Observation
+from trajforge.environments.claims import Attribute, AttributeType, ClaimRecord
+from trajforge.schemas.messages import AssistantMessage, Message, ToolCall, ToolMessage
+
+_SENTENCE = re.compile(r"[^.!?\n]*(?:\.(?!\d)|[!?\n]|$)")
+_MONEY = re.compile(r"\$\s?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)")
+_CUES = {"is", "was", "are", "were", "been", "now", "currently", "still", "shows", "show",
+         "showing", "marked", "status", "as", "reads", "listed", "s"}
+_NEGATIONS = {"not", "no", "never", "isn", "wasn", "aren", "t", "longer"}
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+@dataclass(frozen=True)
+class Claim:
+    attribute: Attribute
+    value: Any
+    negated: bool
+    start: int  # offset in the sentence
+    text: str
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
+
+
+def _phrase(phrase: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w])" + r"\s+".join(map(re.escape, phrase.split())) + r"(?![\w])",
+                      re.IGNORECASE)
+
+
+def _words_before(sentence: str, at: int, n: int = 3) -> list[str]:
+    return _WORD.findall(sentence[:at].lower())[-n:]
+
+
+def find_claims(sentence: str, attributes: Sequence[Attribute]) -> list[Claim]:
+    """The typed claims a declarative sentence makes (none for a question)."""
+    if sentence.rstrip().endswith("?"):
+        return []
+    out: list[Claim] = []
+    for attribute in attributes:
+        if attribute.type is AttributeType.money:
+            for m in _MONEY.finditer(sentence):
+                out.append(Claim(attribute, float(m.group(1).replace(",", "")), False, m.start(), m.group(0)))
+        elif attribute.type is AttributeType.status:
+            taken: list[tuple[int, int]] = []
+            for value in sorted(attribute.vocabulary, key=len, reverse=True):
+                for m in _phrase(value).finditer(sentence):
+                    if any(a < m.end() and m.start() < b for a, b in taken):
+                        continue
+                    before = _words_before(sentence, m.start())
+                    if not _CUES & set(before):
+                        continue
+                    taken.append((m.start(), m.end()))
+                    out.append(Claim(attribute, value, bool(_NEGATIONS & set(before)), m.start(), m.group(0)))
+        else:
+            taken = []
+            for phrases, value in ((attribute.no, False), (attribute.yes, True)):
+                for phrase in phrases:
+                    for m in _phrase(phrase).finditer(sentence):
+                        if any(a < m.end() and m.start() < b for a, b in taken):
+                            continue
+                        taken.append((m.start(), m.end()))
+                        negated = bool(_NEGATIONS & set(_words_before(sentence, m.start(), 2)))
+                        out.append(Claim(attribute, value != negated, False, m.start(), m.group(0)))
+    return out
+
+
+def _holds(claim: Claim, record: ClaimRecord) -> bool:
+    shown = record.values.get(claim.attribute.name, ())
+    if claim.attribute.type is AttributeType.money:
+        return any(isinstance(v, (int, float)) and abs(float(v) - claim.value) < 0.005 for v in shown)
+    if claim.attribute.type is AttributeType.status:
+        said = claim.value.lower()
+        matches = any(str(v).lower() == said for v in shown)
+        return not matches if claim.negated else matches
+    return claim.value in shown
+
+
+class _Mentions:
+    """Where a sentence names the entities seen so far (ids after the domain's normalisation)."""
+
+    def __init__(self, domain: Domain) -> None:
+        self.domain = domain
+        self._patterns: dict[str, re.Pattern[str]] = {}
+
+    def _find(self, part: str, text: str) -> int:
+        pattern = self._patterns.get(part)
+        if pattern is None:
+            pattern = self._patterns[part] = _phrase(self.domain.canonical_ids(part))
+        m = pattern.search(text)
+        return m.start() if m else -1
+
+    def named(self, records: Iterable[ClaimRecord], sentence: str) -> list[tuple[int, int, ClaimRecord]]:
+        """(position, specificity, record) for each record the sentence names."""
+        text = self.domain.canonical_ids(sentence)
+        out = []
+        for record in records:
+            for name in record.names:
+                at = [self._find(p, text) for p in name]
+                if at and min(at) >= 0:
+                    out.append((min(at), len(name), record))
+                    break
+        return out
+
+
+def _owner(claim: Claim, named: list[tuple[int, int, ClaimRecord]],
+           context: list[ClaimRecord]) -> ClaimRecord | None:
+    having = [(pos, spec, r) for pos, spec, r in named if claim.attribute.name in r.values]
+    if having:
+        # the most specific name (a variant over its product), then the nearest, preceding first
+        best = max(spec for _, spec, _ in having)
+        nearest = sorted(((pos > claim.start, abs(pos - claim.start)), r)
+                         for pos, spec, r in having if spec == best)
+        return nearest[0][1] if nearest else None
+    return next((r for r in reversed(context) if claim.attribute.name in r.values), None)
+
+
+def message_problems(domain: Domain, text: str, latest: dict[tuple[str, str], ClaimRecord]) -> list[str]:
+    """What is wrong with the claims of one agent message, given the latest record per entity."""
+    mentions = _Mentions(domain)
+    records = list(latest.values())
+    context: list[ClaimRecord] = []
+    problems: list[str] = []
+    claimed: dict[tuple[str, str], set[str]] = {}
+    for sentence in sentences(text):
+        named = mentions.named(records, sentence)
+        for claim in find_claims(sentence, domain.claim_attributes):
+            owner = _owner(claim, named, context)
+            if owner is None:
+                problems.append(f"states {claim.attribute.name} '{claim.text}' without naming what it is about")
+                continue
+            claimed.setdefault((owner.kind, owner.key), set()).add(claim.attribute.name)
+            if not _holds(claim, owner):
+                shown = ", ".join(map(str, owner.values.get(claim.attribute.name, ()))) or "nothing"
+                problems.append(f"says {claim.attribute.name} '{claim.text}' of {owner.kind} {owner.key}; "
+                                f"the tools showed {shown}")
+        context += [r for _, _, r in sorted(named, key=lambda x: x[0])]
+    for (kind, key), said in claimed.items():
+        record = latest[(kind, key)]
+        for attribute in domain.claim_attributes:
+            if attribute.state_if is None or attribute.name in said:
+                continue
+            if record.values.get(attribute.name) == (attribute.state_if,):
+                problems.append(f"leaves out that {kind} {key} has {attribute.name} = {attribute.state_if}")
+    return problems
+
+
+def claim_problems(domain: Domain, messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Every claim problem of a dialogue, with the index of the message that makes it."""
+    if not domain.claim_attributes:
+        return []
+    calls: dict[str, ToolCall] = {}
+    latest: dict[tuple[str, str], ClaimRecord] = {}
+    out: list[dict[str, Any]] = []
+    for i, message in enumerate(messages):
+        if isinstance(message, AssistantMessage):
+            for call in message.tool_calls:
+                calls[call.id] = call
+            if message.content:
+                out += [{"message": i, "why": why} for why in message_problems(domain, message.content, latest)]
+        elif isinstance(message, ToolMessage) and message.tool_call_id in calls:
+            observation = Observation.of(calls[message.tool_call_id], message)
+            for record in domain.claim_records(observation):
+                latest[(record.kind, record.key)] = record
+    return out
