@@ -23,6 +23,7 @@ from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.ids import canonical_json
 from trajforge.schemas.messages import AssistantMessage, ToolCall, ToolMessage, UserMessage
 from trajforge.schemas.trajectory import TerminationReason, Trajectory, Verdict
+from trajforge.verifiers.claims import claim_problems
 
 
 @dataclass(frozen=True)
@@ -65,16 +66,17 @@ class Context:
         return tool is not None and tool.kind is ToolKind.write
 
 
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+_NUMBER = re.compile(r"(?<![\d.])-?\d[\d,]*(?:\.\d+)?")
 
 
-def _says(value: str, text: str) -> bool:
-    if value.lower() in text.lower():
-        return True
+def _says(value: str, text: str, domain: Domain) -> bool:
+    """Whether ``text`` states ``value``: a number as a whole number in it (``12.00`` is not in
+    ``$112.00``), anything else as a phrase, ids compared after the domain's normalisation."""
     try:
         wanted = float(value)
     except ValueError:
-        return False
+        said, want = domain.canonical_ids(text).lower(), domain.canonical_ids(value).lower()
+        return re.search(r"(?<![\w])" + re.escape(want) + r"(?![\w])", said) is not None
     return any(abs(float(n.replace(",", "")) - wanted) < 0.005 for n in _NUMBER.findall(text))
 
 
@@ -111,7 +113,7 @@ def check_outputs(ctx: Context) -> CheckResult:
         # the agent must say it in the turn where it learned it: its next text message
         reply = next((m.content for m in messages[made.index + 1:]
                       if isinstance(m, AssistantMessage) and m.content), None)
-        if reply is None or not _says(out.value, reply):
+        if reply is None or not _says(out.value, reply, ctx.domain):
             missing.append({"key": out.key, "value": out.value,
                             "why": "not said in the agent's next message after the call"})
     if missing:
@@ -138,11 +140,11 @@ def check_confirmation(ctx: Context) -> CheckResult:
             asks = [i for i in range(u) if isinstance(messages[i], AssistantMessage)
                     and messages[i].content]
             ask = messages[asks[-1]].content if asks else ""
-            target = (record.arguments or {}).get("order_id")
             if not is_confirmation_request(ask):
                 problem = "the yes did not answer a confirmation request"
-            elif target and str(target) not in (ask or ""):
-                problem = f"the confirmation request did not name {target}"
+            elif not ctx.domain.names_target(ctx.domain.template, record.call.name,
+                                             record.arguments or {}, ask or ""):
+                problem = "the confirmation request did not name what the write acts on"
         if problem:
             problems.append({"call": record.call.name, "message": record.index, "why": problem})
         if record.ok:  # a refused attempt changed nothing, so the yes still covers its retry
@@ -224,13 +226,22 @@ def check_grounded_ids(ctx: Context) -> CheckResult:
     for record in ctx.calls:
         if record.arguments is None:
             continue
-        seen = " ".join(m.content for m in messages[:record.index]
-                        if isinstance(m, (UserMessage, ToolMessage)))
+        seen = ctx.domain.canonical_ids(" ".join(m.content for m in messages[:record.index]
+                                                 if isinstance(m, (UserMessage, ToolMessage))))
         for value in _id_values(record.arguments):
-            if value not in seen:
+            if ctx.domain.canonical_ids(value) not in seen:
                 problems.append({"call": record.call.name, "id": value})
     if problems:
         return CheckResult(False, f"{len(problems)} id(s) used before they appeared", {"ids": problems})
+    return CheckResult(True)
+
+
+def check_grounded_claims(ctx: Context) -> CheckResult:
+    """Every status, amount or availability the agent states agrees with the most recent tool
+    output about the entity it names (``verifiers.claims`` says how claims are found)."""
+    problems = claim_problems(ctx.domain, ctx.trajectory.messages)
+    if problems:
+        return CheckResult(False, problems[0]["why"], {"claims": problems[:20]})
     return CheckResult(True)
 
 
@@ -292,6 +303,7 @@ CHECKS: dict[str, Callable[[Context], CheckResult]] = {
     "authentication": check_authentication,
     "tool_schema": check_tool_schema,
     "grounded_ids": check_grounded_ids,
+    "grounded_claims": check_grounded_claims,
     "policy": check_policy,
     "turn_limit": check_turn_limit,
     "no_loops": check_no_loops,

@@ -35,7 +35,7 @@ from trajforge.environments.base import Domain, Observation
 from trajforge.environments.claims import Attribute, AttributeType, ClaimRecord
 from trajforge.schemas.messages import AssistantMessage, Message, ToolCall, ToolMessage
 
-_SENTENCE = re.compile(r"[^.!?\n]*(?:\.(?!\d)|[!?\n]|$)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")  # "$12.50" has no space after its point
 _MONEY = re.compile(r"\$\s?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)")
 _CUES = {"is", "was", "are", "were", "been", "now", "currently", "still", "shows", "show",
          "showing", "marked", "status", "as", "reads", "listed", "s"}
@@ -53,7 +53,7 @@ class Claim:
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
 
 
 def _phrase(phrase: str) -> re.Pattern[str]:
@@ -87,14 +87,14 @@ def find_claims(sentence: str, attributes: Sequence[Attribute]) -> list[Claim]:
                     out.append(Claim(attribute, value, bool(_NEGATIONS & set(before)), m.start(), m.group(0)))
         else:
             taken = []
-            for phrases, value in ((attribute.no, False), (attribute.yes, True)):
+            for phrases, flag in ((attribute.no, False), (attribute.yes, True)):
                 for phrase in phrases:
                     for m in _phrase(phrase).finditer(sentence):
                         if any(a < m.end() and m.start() < b for a, b in taken):
                             continue
                         taken.append((m.start(), m.end()))
                         negated = bool(_NEGATIONS & set(_words_before(sentence, m.start(), 2)))
-                        out.append(Claim(attribute, value != negated, False, m.start(), m.group(0)))
+                        out.append(Claim(attribute, flag != negated, False, m.start(), m.group(0)))
     return out
 
 
@@ -163,7 +163,13 @@ def message_problems(domain: Domain, text: str, latest: dict[tuple[str, str], Cl
                 problems.append(f"states {claim.attribute.name} '{claim.text}' without naming what it is about")
                 continue
             claimed.setdefault((owner.kind, owner.key), set()).add(claim.attribute.name)
-            if not _holds(claim, owner):
+            # a sentence naming an order and one of its products ("the Lamp in order #W1 ... $4")
+            # may state either's value; two entities of one kind are never interchangeable
+            # (but not a product for its own variant: a variant's product shows every variant's price)
+            parts = {p for name in owner.names for p in name}
+            others = [r for _, _, r in named if r.kind != owner.kind and claim.attribute.name in r.values
+                      and not any(set(name) <= parts for name in r.names)]
+            if not _holds(claim, owner) and not any(_holds(claim, r) for r in others):
                 shown = ", ".join(map(str, owner.values.get(claim.attribute.name, ()))) or "nothing"
                 problems.append(f"says {claim.attribute.name} '{claim.text}' of {owner.kind} {owner.key}; "
                                 f"the tools showed {shown}")
