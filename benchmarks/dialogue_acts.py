@@ -1,0 +1,108 @@
+"""Dialogue-act recognisers: quality on the held-out evaluation bank and on the generator's
+phrases, and speed.
+
+Reports per class precision/recall/F1 and counts on trajforge/environments/dialogue/banks/eval.jsonl
+(templates filled with the bank's action clauses), accuracy per phenomenon, the confusion, the
+accuracy on the scripted policies' own phrases, and microseconds per classification (first
+sight of a text, i.e. uncached, and cached). Results go to benchmarks/results/dialogue_acts.{md,json}.
+
+    .venv/bin/python benchmarks/dialogue_acts.py
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import command_line, machine_info, machine_markdown, utc_now, write_results
+
+from trajforge.environments.dialogue import _agent, _user, classify_agent, classify_user
+from trajforge.environments.dialogue.evaluate import (
+    by_phenomenon,
+    confusion,
+    expand,
+    generator_phrases,
+    is_right,
+    per_class,
+    predict,
+)
+from trajforge.environments.dialogue.train import read_bank
+
+
+def _speed(rows: list[dict[str, str]], repeat: int = 5) -> dict[str, float]:
+    texts = [(r["role"], r["text"]) for r in rows]
+    uncached = []
+    for _ in range(repeat):
+        _agent.cache_clear()
+        _user.cache_clear()
+        t0 = time.perf_counter()
+        for role, text in texts:
+            (classify_agent if role == "agent" else classify_user)(text)
+        uncached.append((time.perf_counter() - t0) / len(texts))
+    t0 = time.perf_counter()
+    for _ in range(repeat):
+        for role, text in texts:
+            (classify_agent if role == "agent" else classify_user)(text)
+    cached = (time.perf_counter() - t0) / (len(texts) * repeat)
+    return {"uncached_us": min(uncached) * 1e6, "cached_us": cached * 1e6, "messages": len(texts)}
+
+
+def measure() -> dict[str, Any]:
+    bank = read_bank("eval.jsonl")
+    rows = expand(bank)
+    gen = generator_phrases()
+    gen_wrong = [{"source": r["phenomenon"], "text": r["text"], "predicted": predict(r)}
+                 for r in gen if not is_right(r, predict(r))]
+    return {
+        "bank_sizes": {"eval_entries": len(bank), "eval_measured": len(rows),
+                       "train_entries": len(read_bank("train.jsonl"))},
+        "per_class": per_class(rows),
+        "per_phenomenon": by_phenomenon(rows),
+        "confusion": confusion(rows),
+        "generator": {"n": len(gen), "right": len(gen) - len(gen_wrong), "wrong": gen_wrong},
+        "errors": [{"label": r["label"], "phenomenon": r["phenomenon"], "text": r["text"], "predicted": predict(r)}
+                   for r in rows if not is_right(r, predict(r))],
+        "speed": _speed(rows),
+    }
+
+
+def render(payload: dict[str, Any]) -> str:
+    r = payload["result"]
+    lines = ["# Dialogue acts", "", f"- date: {payload['date_utc']}", f"- command: `{payload['command']}`",
+             f"- load average: {payload['load_average']}", "", *machine_markdown(payload["machine"]), "",
+             f"Bank sizes: {r['bank_sizes']}", "", "## Per class (eval bank)", "",
+             "| class | n | positives | precision | recall | F1 |", "|---|---:|---:|---:|---:|---:|"]
+    for name, s in r["per_class"].items():
+        lines.append(f"| {name} | {s['n']} | {s['positives']} | {s['precision']:.3f} | {s['recall']:.3f} "
+                     f"| {s['f1']:.3f} |")
+    g = r["generator"]
+    lines += ["", f"## Generator phrases: {g['right']}/{g['n']} right", ""]
+    lines += [f"- {w['source']}: \"{w['text']}\" -> {w['predicted']}" for w in g["wrong"]]
+    lines += ["", "## Per phenomenon", "", "| label/phenomenon | n | accuracy |", "|---|---:|---:|"]
+    lines += [f"| {k} | {v['n']} | {v['accuracy']:.3f} |" for k, v in r["per_phenomenon"].items()]
+    lines += ["", "## Confusion (rows: truth, columns: predicted)", ""]
+    lines += [f"- {truth}: {cells}" for truth, cells in r["confusion"].items()]
+    s = r["speed"]
+    lines += ["", "## Speed", "", f"- first sight (uncached): {s['uncached_us']:.1f} us per message",
+              f"- cached: {s['cached_us']:.2f} us per message ({s['messages']} messages)"]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    result = measure()
+    payload = {"benchmark": "dialogue_acts", "date_utc": utc_now(), "command": command_line(),
+               "load_average": os.getloadavg(), "machine": machine_info(), "result": result}
+    md, js = write_results("dialogue_acts", payload, render(payload))
+    for name, s in result["per_class"].items():
+        print(f"[dialogue_acts] {name}: P {s['precision']:.3f} R {s['recall']:.3f} (n {s['n']})")
+    print(f"[dialogue_acts] generator {result['generator']['right']}/{result['generator']['n']}; "
+          f"{result['speed']['uncached_us']:.1f} us uncached; wrote {md} and {js}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,148 @@
+"""The dialogue-act recognisers: held-out quality, the generator's phrases, bank disjointness,
+reproducible training, edge cases."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from trajforge.environments.dialogue import (
+    AgentAct,
+    UserAct,
+    asks_anything_else,
+    classify_agent,
+    classify_user,
+    is_affirmative,
+    is_confirmation_request,
+)
+from trajforge.environments.dialogue.evaluate import expand, generator_phrases, is_right, per_class, predict
+from trajforge.environments.dialogue.model import WEIGHTS_FILE
+from trajforge.environments.dialogue.train import dump, read_bank, train_all
+
+TARGET = 0.98
+
+
+def _norm(text: str) -> str:
+    text = re.sub(r"\{[a-z_]+\}", " ", text.lower())
+    text = re.sub(r"[^\w\s]", " ", text)
+    return " ".join(text.split())
+
+
+def _generator_texts() -> list[str]:
+    from trajforge.environments.retail.phrasing import INTENTS, SLOTS
+    from trajforge.simulation import agents, user
+
+    out: list[str] = []
+    for name in ("GREET", "ASK_IDENTITY", "CONFIRM", "ANYTHING_ELSE", "APOLOGY", "GOODBYE", "ACK"):
+        out += list(getattr(agents, name))
+    for name in ("GREETINGS", "LEADS", "THANKS", "YES", "IDENTITY_ANSWERS"):
+        out += [t for group in getattr(user, name).values() for t in group]
+    for name in ("REVISE", "REDIRECT", "NEXT", "BYE", "LOST"):
+        out += list(getattr(user, name))
+    for slot in SLOTS.values():
+        out += [*slot.questions, *slot.answers]
+    for spec in INTENTS.values():
+        out += [*spec.requests, *spec.actions, *spec.reports]
+    return out
+
+
+@pytest.fixture(scope="module")
+def train() -> list[dict[str, str]]:
+    return read_bank("train.jsonl")
+
+
+@pytest.fixture(scope="module")
+def bank() -> list[dict[str, str]]:
+    return read_bank("eval.jsonl")
+
+
+def test_bank_sizes(bank: list[dict[str, str]]) -> None:
+    count = lambda label: sum(r["label"] == label for r in bank)  # noqa: E731
+    templates = [r for r in bank if r.get("phenomenon") == "template"]
+    assert count("confirm_request") - len(templates) >= 300
+    assert len(templates) >= 40 and all("{action}" in r["text"] for r in templates)
+    assert count("consent") >= 300 and count("non_consent") >= 300
+    assert sum(r["role"] == "agent" and r["label"] != "confirm_request" and r["label"] != "action_fill"
+               for r in bank) >= 300
+    assert count("anything_else") >= 100 and count("closing") >= 100
+    for r in bank:
+        assert set(r) == {"text", "role", "label", "phenomenon"} and r["role"] in ("agent", "user")
+
+
+def test_banks_are_disjoint(train: list[dict[str, str]], bank: list[dict[str, str]]) -> None:
+    gen = {_norm(t) for t in _generator_texts()} - {""}
+    tr = {_norm(r["text"]) for r in train}
+    ev = {_norm(r["text"]) for r in bank}
+    assert not ev & tr, sorted(ev & tr)[:5]
+    assert not ev & gen, sorted(ev & gen)[:5]
+    assert not tr & gen, sorted(tr & gen)[:5]
+
+    def grams(text: str) -> set[tuple[str, ...]]:
+        w = _norm(text).split()
+        return {tuple(w[i:i + 6]) for i in range(len(w) - 5)}
+
+    train_grams = set().union(*(grams(r["text"]) for r in train))
+    shared = [r["text"] for r in bank if grams(r["text"]) & train_grams]
+    assert not shared, shared[:5]
+
+
+@pytest.mark.xfail(strict=True, reason="measured below the 98% target (recall of confirm_request and "
+                   "consent, precision of non_consent); see benchmarks/results/dialogue_acts.md")
+def test_per_class_targets_on_the_eval_bank(bank: list[dict[str, str]]) -> None:
+    scores = per_class(expand(bank))
+    for name in ("confirm_request", "consent", "non_consent"):
+        s = scores[name]
+        assert s["precision"] >= TARGET and s["recall"] >= TARGET, (name, s)
+
+
+@pytest.mark.xfail(strict=True, reason="a few generator phrases are misread; listed in "
+                   "benchmarks/results/dialogue_acts.md")
+def test_generator_phrases_are_recognised() -> None:
+    rows = generator_phrases()
+    assert len(rows) > 100
+    wrong = [(r["phenomenon"], r["text"], predict(r)) for r in rows if not is_right(r, predict(r))]
+    assert not wrong, wrong
+
+
+def test_shipped_weights_are_the_retrained_ones(train: list[dict[str, str]]) -> None:
+    from importlib import resources
+
+    shipped = resources.files("trajforge.environments.dialogue").joinpath(WEIGHTS_FILE).read_text()
+    assert dump(train_all(train)) == shipped
+    assert dump(train_all(train)) == shipped  # deterministic
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Yes, that's right, go ahead - I don't need it anymore.", True),
+    ("Sounds good, thanks.", True),
+    ("Please do.", True),
+    ("Yesterday was my birthday.", False),
+    ("Yes... actually no, wait.", False),
+    ("No, don't cancel it.", False),
+    ("What would the refund be?", False),
+    ("", False),
+    (None, False),
+])
+def test_consent_edge_cases(text: str | None, expected: bool) -> None:
+    assert is_affirmative(text) is expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Would you like me to go ahead?", True),
+    ("Can I go ahead with that?", True),
+    ("Which order is it?", False),
+    ("", False),
+])
+def test_confirmation_request_edge_cases(text: str, expected: bool) -> None:
+    assert is_confirmation_request(text) is expected
+
+
+def test_acts_carry_a_label_and_a_score() -> None:
+    a = classify_agent("Is there anything else I can do for you?")
+    assert isinstance(a, AgentAct) and a.label == "anything_else" and 0 < a.score <= 1
+    assert asks_anything_else("Is there anything else I can do for you?")
+    u = classify_user("No, that's everything, bye!")
+    assert isinstance(u, UserAct) and u.label == "closing"
+    assert classify_user("") == UserAct("other", 1.0) and classify_agent(None) == AgentAct("other", 1.0)
+    assert classify_user("Sure, go ahead.") == classify_user("Sure, go ahead.")

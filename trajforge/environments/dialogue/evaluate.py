@@ -1,0 +1,142 @@
+"""Measures the recognisers on a labelled bank and on the generator's own phrases (used by the
+tests and by benchmarks/dialogue_acts.py)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from trajforge.environments.dialogue import classify_agent, classify_user
+
+FILLS_PER_TEMPLATE = 4
+
+
+def expand(rows: Sequence[dict[str, str]]) -> list[dict[str, str]]:
+    """The bank's measurable entries: each ``{action}`` template filled with the bank's first
+    ``FILLS_PER_TEMPLATE`` ``action_fill`` clauses (each fill a confirmation request)."""
+    fills = [r["text"] for r in rows if r["label"] == "action_fill"][:FILLS_PER_TEMPLATE]
+    out: list[dict[str, str]] = []
+    for r in rows:
+        if r["label"] == "action_fill":
+            continue
+        if r.get("phenomenon") == "template":
+            out.extend(dict(r, text=r["text"].replace("{action}", a)) for a in fills)
+        else:
+            out.append(r)
+    return out
+
+
+def predict(row: dict[str, str]) -> str:
+    act = classify_agent(row["text"]) if row["role"] == "agent" else classify_user(row["text"])
+    return act.label
+
+
+def binary(pairs: Iterable[tuple[bool, bool]]) -> dict[str, Any]:
+    tp = fp = fn = n = 0
+    for truth, guess in pairs:
+        n += 1
+        tp += truth and guess
+        fp += guess and not truth
+        fn += truth and not guess
+    precision = tp / (tp + fp) if tp + fp else 1.0
+    recall = tp / (tp + fn) if tp + fn else 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"n": n, "positives": tp + fn, "tp": tp, "fp": fp, "fn": fn,
+            "precision": precision, "recall": recall, "f1": f1}
+
+
+def per_class(rows: Sequence[dict[str, str]]) -> dict[str, dict[str, Any]]:
+    """The measured classes. ``confirm_request`` and ``anything_else`` against all other agent
+    messages; ``consent`` and ``non_consent`` among the replies to a confirmation request (the
+    bank's consents and non-consents: a reply that is not consent is non-consent);
+    ``closing`` against all other user messages."""
+    agent = [(r["label"], predict(r)) for r in rows if r["role"] == "agent"]
+    user = [(r["label"], predict(r)) for r in rows if r["role"] == "user"]
+    replies = [(y, p) for y, p in user if y in ("consent", "non_consent")]
+    return {
+        "confirm_request": binary((y == "confirm_request", p == "confirm_request") for y, p in agent),
+        "anything_else": binary((y == "anything_else", p == "anything_else") for y, p in agent),
+        "consent": binary((y == "consent", p == "consent") for y, p in replies),
+        "non_consent": binary((y == "non_consent", p != "consent") for y, p in replies),
+        "closing": binary((y == "closing", p == "closing") for y, p in user),
+    }
+
+
+def confusion(rows: Sequence[dict[str, str]]) -> dict[str, dict[str, int]]:
+    counts: Counter[tuple[str, str]] = Counter((f"{r['role']}:{r['label']}", predict(r)) for r in rows)
+    out: dict[str, dict[str, int]] = {}
+    for (truth, guess), n in sorted(counts.items()):
+        out.setdefault(truth, {})[guess] = n
+    return out
+
+
+def is_right(row: dict[str, str], label: str) -> bool:
+    if row["label"] == "non_consent":
+        return label != "consent"
+    return label == row["label"]
+
+
+def by_phenomenon(rows: Sequence[dict[str, str]]) -> dict[str, dict[str, Any]]:
+    tally: dict[str, list[int]] = {}
+    for r in rows:
+        key = f"{r['label']}/{r.get('phenomenon', '')}"
+        t = tally.setdefault(key, [0, 0])
+        t[0] += is_right(r, predict(r))
+        t[1] += 1
+    return {k: {"right": a, "n": n, "accuracy": a / n} for k, (a, n) in sorted(tally.items())}
+
+
+class _Values(dict[str, str]):
+    def __missing__(self, key: str) -> str:  # a placeholder added since: a plain value
+        return "12.50"
+
+
+def generator_phrases() -> list[dict[str, str]]:
+    """The scripted policies' phrases, filled with retail values, with the act each must be
+    recognised as. Imported here, at call time: the generator may change its wording."""
+    from trajforge.environments.retail.phrasing import INTENTS, SLOTS
+    from trajforge.simulation import agents, user
+
+    values = {"order_id": "#W2918352", "reason": "no longer needed", "address": "17 Ash Road, Dayton, OH 45402",
+              "payment": "paypal_3721880", "items": "the red mug", "option": "color: blue",
+              "refund": "31.20", "difference": "4.00", "status": "pending", "product": "T-shirt",
+              "price": "19.99", "option_name": "color", "value": "#W2918352", "email": "li.ma@example.com",
+              "name": "Li Ma", "zip": "45402", "error": "order is not pending"}
+    rows: list[dict[str, str]] = []
+
+    def add(text: str, role: str, label: str, source: str) -> None:
+        rows.append({"text": text.format_map(_Values(values)) if "{" in text else text, "role": role,
+                     "label": label, "phenomenon": source})
+
+    actions = [a for spec in INTENTS.values() for a in spec.actions]
+    for template in agents.CONFIRM:
+        for a in actions:
+            filled = template.replace("{action}", a.format_map(_Values(values)))
+            add(filled, "agent", "confirm_request", "agents.CONFIRM")
+    for text in agents.ANYTHING_ELSE:
+        add(text, "agent", "anything_else", "agents.ANYTHING_ELSE")
+    for name in ("ASK_IDENTITY", "APOLOGY", "GOODBYE"):
+        for text in getattr(agents, name):
+            add(text, "agent", "other", f"agents.{name}")
+    for slot in SLOTS.values():
+        for ack in agents.ACK:
+            for q in slot.questions:
+                add(ack + q, "agent", "other", "phrasing.questions")
+    for spec in INTENTS.values():
+        for report in spec.reports:
+            add(report, "agent", "other", "phrasing.reports")
+    for style in user.YES.values():
+        for text in style:
+            add(text, "user", "consent", "user.YES")
+    answers = [a for slot in SLOTS.values() for a in slot.answers]
+    requests = [r for spec in INTENTS.values() for r in spec.requests]
+    for text in user.REVISE:
+        for a in answers:
+            add(text.replace("{answer}", a), "user", "non_consent", "user.REVISE")
+    for text in user.REDIRECT:
+        for r in requests:
+            add(text.replace("{request}", r), "user", "non_consent", "user.REDIRECT")
+    for text in user.BYE:
+        add(text, "user", "closing", "user.BYE")
+    return rows
