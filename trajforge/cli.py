@@ -347,6 +347,52 @@ def export(
                   "(listed in the card)")
 
 
+@app.command("verify")
+def verify_command(
+    out_dir: OutOption = Path("data"),
+    input_file: Annotated[Path | None, typer.Option(
+        "--input", help="JSONL or Parquet of openai-format conversations with a blueprint_id each "
+                        "(default: re-verify the stored trajectories)")] = None,
+    runs: Annotated[list[str] | None, typer.Option(
+        "--run", help="only this run id: its trajectories, or its blueprints for --input (repeatable)")] = None,
+    checks: Annotated[list[str] | None, typer.Option(
+        "--checks", help="checks to run (repeat or comma-separate; default: the run's configured ones)")] = None,
+) -> None:
+    """Re-run the checks: over the stored trajectories (a new verdict set per run, in the
+    catalog's `verifications` view, tagged with its verifier version), or with --input over
+    conversations produced elsewhere, replayed against the dataset's blueprints (verdicts
+    written beside the input as <stem>.verdicts.jsonl). Prints pass rates per check and how many
+    verdicts differ from the stored ones; malformed input rows are listed and counted."""
+    from trajforge.store.reverify import check_names, reverify, verify_file
+
+    with _one_line():
+        names = check_names(checks)
+        if input_file is None:
+            report = reverify(out_dir, runs, names)
+        else:
+            report = verify_file(out_dir, input_file, runs, names)
+    table = Table("check", "pass rate", "failed", "changed", title="verify: " + ", ".join(
+        f"{run} {version}" for run, version in report.versions.items()))
+    for name, tally in sorted(report.checks.items()):
+        table.add_row(name, f"{tally.passed / tally.verdicts:.1%}", str(tally.verdicts - tally.passed),
+                      f"{tally.changed}/{tally.compared}" if tally.compared else "-")
+    if report.trajectories:
+        table.add_row("overall", f"{report.passed / report.trajectories:.1%}",
+                      str(report.trajectories - report.passed), "")
+        out.print(table)
+    for number, reason in report.malformed:
+        typer.echo(f"row {number}: {reason}")
+    if input_file is not None:
+        typer.echo(f"{report.rows} row(s): {report.trajectories} verified, {len(report.malformed)} malformed"
+                   + (f", {report.termination_assumed} without a termination (taken as user_stop)"
+                      if report.termination_assumed else ""))
+        if not report.trajectories:
+            raise _fail(StoreError(f"--input {input_file}: no usable row"))
+    typer.echo(f"{report.changed} of {report.compared} verdicts differ from the stored ones")
+    for path in report.written:
+        typer.echo(f"verdicts: {path}")
+
+
 @app.command()
 def publish(
     repo_id: Annotated[str, typer.Option("--repo-id", help="Hub dataset repo, ORG/NAME")],

@@ -128,6 +128,7 @@ VERDICT_SCHEMA = pa.schema(
         ("evidence", pa.string()),
         ("trajectory_passed", pa.bool_()),
         ("reward", pa.float64()),
+        ("verifier_version", pa.string()),  # absent from shards written before it (NULL)
     ]
 )
 
@@ -359,6 +360,7 @@ def verdict_to_row(v: Verdict) -> dict[str, Any]:
 
 
 def verdict_from_row(row: dict[str, Any]) -> Verdict:
+    """A verdict from its row; a row from before ``verifier_version`` existed has none."""
     return Verdict(**row)
 
 

@@ -102,6 +102,9 @@ class Verdict(Record):
     evidence: str = Field(description="JSON text")
     trajectory_passed: bool
     reward: float
+    verifier_version: str | None = Field(
+        default=None, description="digest of the checks' code and the check set that made it "
+                                  "(trajforge.verifiers.version); None: a judge's, or stored before versions")
 
     @staticmethod
     def make_id(trajectory_id: str, check: str) -> str:

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from trajforge.errors import StoreError
-from trajforge.schemas.arrow import DIVERSITY_TABLES
+from trajforge.schemas.arrow import DIVERSITY_TABLES, VERDICT_SCHEMA
 from trajforge.schemas.runs import RUN_RECORD_SCHEMA
 from trajforge.store.derived import derived_files
 from trajforge.store.evaluations import EVALUATION_SCHEMA, evaluation_files
@@ -34,6 +34,7 @@ from trajforge.store.shards import (
     fsync_dir,
     write_parquet_atomic,
 )
+from trajforge.store.verifications import verification_files
 
 CATALOG_FILE = "catalog.duckdb"
 EMPTY_DIR = "_empty"
@@ -112,6 +113,9 @@ def _view_statements(out: Path) -> list[str]:
     evaluations = evaluation_files(out) or [_empty_file(out, "evaluations", EVALUATION_SCHEMA)]
     statements.append("CREATE OR REPLACE VIEW evaluations AS SELECT * FROM read_parquet("
                       f"{_sql_list(evaluations)}, union_by_name=true, hive_partitioning=false)")
+    verifications = verification_files(out) or [_empty_file(out, "verifications", VERDICT_SCHEMA)]
+    statements.append("CREATE OR REPLACE VIEW verifications AS SELECT * FROM read_parquet("
+                      f"{_sql_list(verifications)}, union_by_name=true, hive_partitioning=false)")
     for table, schema in LOOP_TABLES.items():  # the loop's per-iteration and per-task rows
         files = loop_files(out, table) or [_empty_file(out, f"loop_{table}", schema)]
         statements.append(f"CREATE OR REPLACE VIEW loop_{table} AS SELECT * FROM read_parquet("
@@ -146,7 +150,8 @@ def _start_copy(final: Path, tmp: Path) -> None:
 
 def refresh_catalog(out: Path) -> Path:
     """(Re)create the views ``blueprints``, ``rejections``, ``trajectories``, ``verdicts``,
-    ``outcomes``, ``runs`` (one row per build invocation), ``evaluations``, the diversity
+    ``outcomes``, ``runs`` (one row per build invocation), ``evaluations``, ``verifications``
+    (the verdict sets of ``trajforge verify``, store/verifications.py), the diversity
     stage's ``embeddings``, ``scores``, ``selection``, and the loop's ``loop_iterations``,
     ``loop_tasks`` in ``out/catalog.duckdb`` over the committed shards of all runs.
     Returns the catalog's path."""

@@ -16,7 +16,8 @@ the verifiers decided. Outputs are plain dicts typed by ``trajforge.store.featur
   LLaMA-Factory-style trainers: consecutive calls and results are merged so human/observation
   and gpt/function_call alternate, and the conversation ends on a gpt turn.
 - ``openai_record``: the chat fine-tuning JSONL shape: ``arguments`` as JSON text, an id on
-  every call and every tool result.
+  every call and every tool result, and a ``metadata`` object (trajectory, blueprint and run
+  ids, termination) so ``trajforge verify --input`` can re-check the row against its dataset.
 - ``rl_task_record``: one row per blueprint: environment, initial prompt, tools, and what the
   verifiers need (expected final state, required outputs, policy rules, ground truth).
 
@@ -230,7 +231,19 @@ def openai_record(trajectory: Row) -> dict[str, Any] | None:
     if not out:
         return None
     return {"messages": out, "tools": tool_schemas(trajectory["tools"]),
-            "parallel_tool_calls": parallel}
+            "parallel_tool_calls": parallel, "metadata": openai_metadata(trajectory)}
+
+
+
+def openai_metadata(trajectory: Row) -> dict[str, str | None]:
+    """What ``trajforge verify --input`` needs to check an openai row against its dataset and
+    that the conversation cannot say: which trajectory, blueprint and run it is, and how the
+    episode ended. One ``metadata`` object of strings (the shape OpenAI's own ``metadata``
+    fields take), so the line stays a chat fine-tuning example that trainers read as before."""
+    keys = {"trajectory_id": "id", "blueprint_id": "blueprint_id", "run_id": "run_id",
+            "termination": "termination"}
+    return {name: (None if trajectory.get(key) is None else str(trajectory[key]))
+            for name, key in keys.items()}
 
 
 # --- rl tasks ---------------------------------------------------------------------------------

@@ -99,6 +99,9 @@ FEATURES: dict[ExportFormat, dict[str, Feature]] = {
         "messages": _MESSAGES,
         "tools": _list(_json()),
         "parallel_tool_calls": _value("bool"),
+        # exports.openai_metadata: what `trajforge verify --input` needs beyond the dialogue
+        "metadata": {"trajectory_id": _string(), "blueprint_id": _string(), "run_id": _string(),
+                     "termination": _string()},
     },
     "rl_tasks": {
         "id": _string(),

@@ -1,5 +1,7 @@
 """The build's verification stages for one batch: the checks on every trajectory, then the
-optional checklist judge (which adds verdicts and never changes the checks')."""
+optional checklist judge (which adds verdicts and never changes the checks'). The checks'
+verdicts carry their verifier version; the judge's carry none (a model decides them, not code
+a digest could name)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.config import RunConfig
 from trajforge.schemas.trajectory import Trajectory, Verdict
 from trajforge.simulation.worker_state import SimulationContext
-from trajforge.verifiers.checks import verify
+from trajforge.verifiers.checks import CHECKS, verify
+from trajforge.verifiers.version import stamped, verifier_version
 
 
 @dataclass
@@ -24,12 +27,14 @@ class JudgedBatch:
 
 def verify_batch(config: RunConfig, trajectories: list[Trajectory], blueprints: list[TaskBlueprint],
                  domain: Domain) -> list[Verdict]:
-    """The configured checks on every trajectory, in trajectory order."""
+    """The configured checks on every trajectory, in trajectory order, each verdict with the
+    verifier version of the code and checks that made it."""
     by_id = {bp.id: bp for bp in blueprints}
+    checks = list(CHECKS if config.verification.checks is None else config.verification.checks)
+    version = verifier_version(domain.name, checks)
     verdicts: list[Verdict] = []
     for trajectory in trajectories:
-        verdicts.extend(verify(trajectory, by_id[trajectory.blueprint_id], domain,
-                               config.verification.checks))
+        verdicts.extend(stamped(verify(trajectory, by_id[trajectory.blueprint_id], domain, checks), version))
     return verdicts
 
 
