@@ -5,12 +5,13 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar
 
-from trajforge.environments.base import Domain, Observation, State
+from trajforge.environments.base import Domain, Observation, State, ToolKind
 from trajforge.environments.claims import ClaimRecord
 from trajforge.environments.retail import claims
 from trajforge.environments.retail.data import RetailState, build_retail_state
 from trajforge.environments.retail.phrasing import BARE_REPORTS, INTENTS, SLOTS
 from trajforge.environments.retail.policy import POLICY_TEXT, RULES, TOOL_RULES, write_breaches
+from trajforge.environments.retail.reports import report_facts
 from trajforge.environments.retail.tasks import RetailTaskSampler
 from trajforge.environments.retail.tools import RetailTools
 
@@ -69,3 +70,8 @@ class RetailDomain(Domain):
         if authenticated is not None and owner is not None and owner != authenticated:
             rules.append("own_account")
         return rules
+
+    def report_facts(self, kind: str, slots: dict[str, str],
+                     observed: tuple[Observation, ...]) -> dict[str, str]:
+        writes = frozenset(t.name for t in self.tools.values() if t.kind is ToolKind.write)
+        return report_facts(kind, slots, observed, writes)

@@ -59,8 +59,11 @@ INTENTS: dict[str, IntentSpec] = {
                   "I'd like to cancel my order."),
         actions=("cancel order {order_id} with the reason '{reason}'",
                  "cancel your order {order_id} (reason: {reason}) and refund the original payment method"),
-        reports=("Done: order {order_id} is cancelled and ${refund} will be refunded to the original payment method.",
-                 "Your order {order_id} has been cancelled. A refund of ${refund} is on its way."),
+        reports=("Done: order {order_id} is now {status}, and ${refund} will be refunded to the original "
+                 "payment method.",
+                 "Your order {order_id} has been {status}. A refund of ${refund} is on its way to the "
+                 "original payment method.",
+                 "Order {order_id} is {status}; ${refund} goes back to the payment method you used."),
     ),
     "modify_address": IntentSpec(
         "modify_address", writes=True, core_slots=(), slots=("order", "address"),
@@ -69,7 +72,8 @@ INTENTS: dict[str, IntentSpec] = {
         actions=("change the shipping address of order {order_id} to {address}",
                  "ship order {order_id} to {address} instead"),
         reports=("Order {order_id} will now ship to {address}.",
-                 "The shipping address of order {order_id} is updated."),
+                 "The shipping address of order {order_id} is updated to {address}.",
+                 "Done: order {order_id} is still {status} and now goes to {address}."),
     ),
     "modify_payment": IntentSpec(
         "modify_payment", writes=True, core_slots=(), slots=("order", "payment"),
@@ -78,7 +82,7 @@ INTENTS: dict[str, IntentSpec] = {
         actions=("switch the payment of order {order_id} to {payment}",
                  "charge order {order_id} to {payment} and refund the current method"),
         reports=("Order {order_id} is now paid with {payment}.",
-                 "The payment method of order {order_id} is switched."),
+                 "The payment method of order {order_id} is switched to {payment}."),
     ),
     "modify_items": IntentSpec(
         "modify_items", writes=True, core_slots=("items", "option_name"),
@@ -89,8 +93,12 @@ INTENTS: dict[str, IntentSpec] = {
                   "settling the price difference on the original payment method"),
                  ("swap {items} in order {order_id} for {option}, "
                   "with the difference going through your original payment method")),
-        reports=("Order {order_id} is updated. The price difference is ${difference}.",
-                 "All set: {items} is now {option}; the price difference comes to ${difference}."),
+        reports=("Order {order_id} is updated: {items} is now {option}. The price difference of "
+                 "${difference} for order {order_id} is {settled}.",
+                 "All set: {items} is now {option}. For order {order_id}, the price difference of "
+                 "${difference} is {settled}.",
+                 "Order {order_id} now has {items} in {option}. The difference of ${difference} on "
+                 "order {order_id} is {settled}."),
     ),
     "return_items": IntentSpec(
         "return_items", writes=True, core_slots=("items",), slots=("order", "items", "payment"),
@@ -98,8 +106,9 @@ INTENTS: dict[str, IntentSpec] = {
                   "I'd like a refund for {items}."),
         actions=("return {items} from order {order_id}, with the refund going to {payment}",
                  "start a return of {items} from order {order_id} and refund {payment}"),
-        reports=("The return is requested: ${refund} will be refunded to {payment}.",
-                 "Return started for order {order_id}. You'll get ${refund} back."),
+        reports=("The return for order {order_id} is requested: ${refund} will be refunded to {payment}.",
+                 "Return started: order {order_id} is now {status}. You'll get ${refund} back to {payment}.",
+                 "Order {order_id} is {status}, and ${refund} will go to {payment}."),
     ),
     "exchange_items": IntentSpec(
         "exchange_items", writes=True, core_slots=("items", "option_name"),
@@ -109,8 +118,10 @@ INTENTS: dict[str, IntentSpec] = {
         actions=(("exchange {items} from order {order_id} for {option}, "
                   "settling the price difference on the original payment method"),
                  "request an exchange of {items} in order {order_id} for {option}"),
-        reports=("Your exchange is requested. The price difference is ${difference}.",
-                 "Exchange for order {order_id} is in. The difference comes to ${difference}."),
+        reports=("Your exchange for order {order_id} is requested, and the order is now {status}. "
+                 "The price difference of ${difference} for order {order_id} is {settled}.",
+                 "Exchange for order {order_id} is in ({status}). Order {order_id}'s difference of "
+                 "${difference} is {settled}."),
     ),
     "update_profile_address": IntentSpec(
         "update_profile_address", writes=True, core_slots=(), slots=("address",),
@@ -125,15 +136,18 @@ INTENTS: dict[str, IntentSpec] = {
         requests=("Can you tell me the status of an order?", "Where is my order at?",
                   "I'd like to check on an order."),
         actions=(),
-        reports=("Order {order_id} is currently {status}.", "The status of {order_id} is: {status}."),
+        reports=("Order {order_id} is currently {status}.", "The status of {order_id} is: {status}.",
+                 "Order {order_id} shows as {status} right now."),
     ),
     "product_price": IntentSpec(
         "product_price", writes=False, core_slots=("product", "option"), slots=(),
         requests=("How much is the {product} with {option}, and is it available?",
                   "Could you check the price and availability of the {product} with {option}?"),
         actions=(),
-        reports=("The {product} with {option} costs ${price}.",
-                 "That one is ${price} at the moment."),
+        # the availability is a sentence of its own, after the one naming the variant
+        reports=("The {product} with {option} costs ${price}. That variant is {available}.",
+                 "The {product} with {option} is ${price} at the moment. It is {available}.",
+                 "The price of the {product} with {option} is ${price}. Right now it is {available}."),
     ),
 }
 

@@ -1,0 +1,181 @@
+"""What a careful retail agent can tell the customer, read from the tool results it has seen.
+
+``report_facts`` is the retail side of ``Domain.report_facts``: it finds the entity an intent is
+about from the evidence of the episode (an order named by id, with or without ``#``; "my most
+recent order", the latest ``placed_on`` among the orders read; "the order with the Desk Lamp",
+the order read that holds it; a product by name and its variant by option values) and returns
+the values its latest tool output showed: the order id as the tool spelled it, the status
+verbatim, money as two decimals of the tool's amount (the refund or charge the write appended),
+the price and availability of the asked variant. Nothing here reads the blueprint.
+
+Two keys carry no placeholder but tell a fault injector how the facts are built (the keys
+starting with ``_``): ``_entity``, the comma-separated keys that name the entity; ``_caveat``,
+the key of a fact that must be said whenever the entity is talked about (an unavailable
+variant's unavailability), present only when it applies.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from trajforge.environments.base import Observation
+
+IN_STOCK = "in stock"
+UNAVAILABLE = "currently unavailable"
+_ORDER_ID = re.compile(r"#?\s*W?(\d{7})\b", re.IGNORECASE)
+_SWAPS = ("modify_items", "exchange_items")
+
+
+def money(value: float) -> str:
+    return f"{abs(value):.2f}"
+
+
+def address_text(a: dict[str, Any]) -> str:
+    parts = [a["address1"]] + ([a["address2"]] if a.get("address2") else []) + \
+            [f"{a['city']}, {a['state']} {a['zip']}"]
+    return ", ".join(parts)
+
+
+def option_text(options: dict[str, str]) -> str:
+    """A variant's options as the customer says them: "color blue and size M"."""
+    return " and ".join(f"{k} {v}" for k, v in options.items())
+
+
+def _is_order(value: Any) -> bool:
+    return isinstance(value, dict) and {"id", "status", "items", "placed_on"} <= value.keys()
+
+
+def _is_product(value: Any) -> bool:
+    return isinstance(value, dict) and {"id", "name", "variants"} <= value.keys()
+
+
+def _orders(observed: Sequence[Observation]) -> dict[str, list[tuple[int, dict[str, Any]]]]:
+    """Every version of every order the tools showed, oldest first, with its observation index."""
+    out: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    for i, obs in enumerate(observed):
+        if obs.error is None and _is_order(obs.result):
+            out.setdefault(obs.result["id"], []).append((i, obs.result))
+    return out
+
+
+def resolve_order(ref: str, observed: Sequence[Observation]) -> dict[str, Any] | None:
+    """The latest version of the order ``ref`` names, among the orders the tools showed."""
+    orders = _orders(observed)
+    latest = {oid: versions[-1][1] for oid, versions in orders.items()}
+    match = _ORDER_ID.search(ref)
+    if match:
+        return next((o for oid, o in latest.items() if oid.lstrip("#W") == match.group(1)), None)
+    low = ref.lower()
+    if "recent" in low or "latest" in low or "last order" in low:
+        if not latest:
+            return None
+        newest = max(o["placed_on"] for o in latest.values())
+        found = [o for o in latest.values() if o["placed_on"] == newest]
+        return found[0] if len(found) == 1 else None
+    # "the order with the Desk Lamp": the order read that holds an item of that name (the
+    # longest name that matches, so "Lamp" does not steal "Desk Lamp")
+    best: tuple[int, dict[str, Any]] | None = None
+    holders: dict[int, set[str]] = {}
+    for oid, order in latest.items():
+        for item in order["items"]:
+            name = str(item["name"]).lower()
+            if name and name in low:
+                holders.setdefault(len(name), set()).add(oid)
+                if best is None or len(name) > best[0]:
+                    best = (len(name), order)
+    if best is None or len(holders[best[0]]) != 1:
+        return None
+    return best[1]
+
+
+def _write_of(order_id: str, observed: Sequence[Observation],
+              write_tools: frozenset[str]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """(the order just before, the order as the last successful write on it returned it)."""
+    versions: list[tuple[int, dict[str, Any], bool]] = []
+    for obs in observed:
+        if obs.error is None and _is_order(obs.result) and obs.result["id"] == order_id:
+            versions.append((len(versions), obs.result, obs.tool in write_tools))
+    writes = [v for v in versions if v[2]]
+    if not writes:
+        return None, None
+    at = writes[-1][0]
+    before = versions[at - 1][1] if at > 0 else None
+    return before, writes[-1][1]
+
+
+def _appended(before: dict[str, Any] | None, after: dict[str, Any]) -> list[dict[str, Any]]:
+    payments = list(after.get("payments", ()))
+    if before is None:
+        return payments[-1:]
+    return payments[len(before.get("payments", ())):]
+
+
+def _order_facts(kind: str, order: dict[str, Any], observed: Sequence[Observation],
+                 write_tools: frozenset[str]) -> dict[str, str]:
+    facts = {"order_id": str(order["id"]), "status": str(order["status"]), "_entity": "order_id"}
+    before, after = _write_of(order["id"], observed, write_tools)
+    if after is None:
+        return facts
+    facts["status"] = str(after["status"])
+    facts["address"] = address_text(after["address"])
+    new = _appended(before, after)
+    refunds = [p for p in new if p["kind"] == "refund"]
+    if kind in ("cancel_order", "return_items") and refunds:
+        facts["refund"] = money(refunds[-1]["amount"])
+    if kind in _SWAPS:
+        if new:
+            facts["difference"] = money(new[-1]["amount"])
+            facts["settled"] = ("refunded to your original payment method" if new[-1]["kind"] == "refund"
+                                else "charged to your original payment method")
+        else:
+            facts["difference"] = money(0.0)
+            facts["settled"] = "so nothing is charged or refunded"
+    return facts
+
+
+def _product_facts(slots: dict[str, str], observed: Sequence[Observation]) -> dict[str, str]:
+    name = slots.get("product", "").lower()
+    wanted = slots.get("option", "").lower()
+    product = None
+    for obs in observed:
+        if obs.error is None and _is_product(obs.result) and str(obs.result["name"]).lower() == name:
+            product = obs.result
+    if product is None:
+        return {}
+    facts = {"product": str(product["name"]), "_entity": "product,option"}
+    for variant in product["variants"]:
+        if option_text(variant["options"]).lower() == wanted:
+            facts["option"] = option_text(variant["options"])
+            facts["price"] = money(variant["price"])
+            facts["available"] = IN_STOCK if variant["available"] else UNAVAILABLE
+            if not variant["available"]:
+                facts["_caveat"] = "available"
+            return facts
+    return {}
+
+
+def _customer_facts(observed: Sequence[Observation]) -> dict[str, str]:
+    for obs in reversed(observed):
+        result = obs.result
+        if obs.error is None and isinstance(result, dict) and "payment_methods" in result \
+                and "address" in result:
+            return {"address": address_text(result["address"])}
+    return {}
+
+
+def report_facts(kind: str, slots: dict[str, str], observed: Sequence[Observation],
+                 write_tools: frozenset[str]) -> dict[str, str]:
+    """The values of an intent's report placeholders, from this episode's tool results."""
+    if kind == "product_price":
+        return _product_facts(slots, observed)
+    if kind == "update_profile_address":
+        return _customer_facts(observed)
+    ref = slots.get("order")
+    if not ref:
+        return {}
+    order = resolve_order(ref, observed)
+    if order is None:
+        return {}
+    return _order_facts(kind, order, observed, write_tools)
