@@ -3,33 +3,19 @@
 The generator side of a transcript is known to this script (it reads the scripted policies'
 own templates: the oracle's ``CONFIRM`` wrappers and ``ANYTHING_ELSE`` offers, the user's
 ``YES`` and ``BYE`` lines), so it can find each confirmation request, consent, offer of more
-help and closing, and put a phrasing from ``trajforge/environments/dialogue/banks/eval.jsonl``
-in its place: the checks then meet wording the generator never produces. The action a
-confirmation request describes (its target included) is kept, so the calls, the final state and
-what the request names are unchanged. Deterministic for a seed.
+help and closing, and put a phrasing of the evaluation bank in its place
+(``trajforge.simulation.wording.wording("evaluation")``, from
+``trajforge/environments/dialogue/banks/eval.jsonl``): the checks then meet wording the
+generator never produces. The action a confirmation request describes (its target included)
+is kept, so the calls, the final state and what the request names are unchanged.
+Deterministic for a seed.
 """
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from dataclasses import dataclass
-from pathlib import Path
-
-BANK = Path(__file__).resolve().parent.parent / "trajforge" / "environments" / "dialogue" / "banks" / "eval.jsonl"
-
-
-def _bank(label: str, role: str, *, templates: bool | None = None) -> tuple[str, ...]:
-    rows = [json.loads(line) for line in BANK.read_text().splitlines() if line.strip()]
-    out = []
-    for row in rows:
-        if row["label"] != label or row["role"] != role:
-            continue
-        is_template = "{action}" in row["text"]
-        if templates is None or templates == is_template:
-            out.append(row["text"])
-    return tuple(out)
 
 
 def _wrapper(template: str) -> re.Pattern[str]:
@@ -50,17 +36,16 @@ class Rewording:
 class Reworder:
     def __init__(self) -> None:
         from trajforge.simulation import agents, user
-        from trajforge.verifiers.claims import sentences
+        from trajforge.simulation.wording import wording
 
         self.wrappers = [_wrapper(t) for t in sorted(agents.CONFIRM, key=len, reverse=True)]
         self.offers = tuple(sorted(agents.ANYTHING_ELSE, key=len, reverse=True))
         self.yes = {line for lines in user.YES.values() for line in lines}
         self.bye = set(user.BYE)
-        self.eval_confirm = _bank("confirm_request", "agent", templates=True)
-        # an offer of more help; the bank's offers after a report keep only their last sentence
-        self.eval_offer = tuple(dict.fromkeys(sentences(t)[-1] for t in _bank("anything_else", "agent")))
-        self.eval_consent = _bank("consent", "user")
-        self.eval_closing = _bank("closing", "user")
+        bank = wording("evaluation")  # the same phrasings as the policies' evaluation wording
+        assert bank.confirm and bank.anything_else and bank.consent and bank.closing
+        self.eval_confirm, self.eval_offer = bank.confirm, bank.anything_else
+        self.eval_consent, self.eval_closing = bank.consent, bank.closing
         self.counts = Rewording()
 
     def agent(self, text: str, rng: random.Random) -> str:

@@ -21,6 +21,7 @@ from trajforge.environments.tasks import IntentSpec, SlotSpec
 from trajforge.schemas.blueprint import Style, TaskBlueprint
 from trajforge.schemas.messages import AssistantMessage, Message, UserMessage
 from trajforge.simulation.runner import UserReply
+from trajforge.simulation.wording import Wording
 
 GREETINGS = {Style.terse: ("", "Hi. "), Style.polite: ("Hi there! ", "Hello, "),
              Style.chatty: ("Hey, hope your day is going well! ", "Hi! So, "),
@@ -51,8 +52,10 @@ IDENTITY_ANSWERS = {"email": ("My email is {email}.", "It's {email}.", "You can 
 class ScriptedUser:
     name = "scripted"
 
-    def __init__(self, blueprint: TaskBlueprint, domain: Domain, rng: random.Random) -> None:
+    def __init__(self, blueprint: TaskBlueprint, domain: Domain, rng: random.Random,
+                 wording: Wording | None = None) -> None:
         self.bp = blueprint
+        self.wording = wording or Wording()
         self.domain = domain
         self.rng = rng
         self.style = blueprint.user.persona.style
@@ -113,7 +116,7 @@ class ScriptedUser:
                 self.current += 1
                 request = self._request(self.current, self.kinds[self.current], volunteer=True)
                 return UserReply(UserMessage(content=self.rng.choice(NEXT).format(request=request)))
-            return UserReply(UserMessage(content=self.rng.choice(BYE)), stop=True)
+            return UserReply(UserMessage(content=self.rng.choice(self.wording.closing or BYE)), stop=True)
         answers = self._answers(text.lower())
         if answers:
             self.lost = 0
@@ -159,4 +162,4 @@ class ScriptedUser:
                      if s not in first.slots and s not in final.core_slots]
             request = " ".join([request] + [e for e in extra if e])
             return self.rng.choice(REDIRECT).format(request=request)
-        return self.rng.choice(YES[self.style])
+        return self.rng.choice(self.wording.consent or YES[self.style])

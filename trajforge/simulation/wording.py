@@ -1,0 +1,62 @@
+"""How the scripted policies word their dialogue acts: their own phrase banks, or the evaluation bank.
+
+``scripted`` (the default) is the generator's wording: the oracle's confirmation wrappers and
+offers of more help, the persona's yes and goodbye lines. ``evaluation`` draws those four acts
+from ``environments/dialogue/banks/eval.jsonl``, the bank the dialogue-act recogniser is measured
+on and the generator otherwise never uses: a scripted episode then reads like a model that
+phrases confirmations, consents and closings its own way, while its calls, facts and final state
+stay the oracle's. ``trajforge serve-policy --wording evaluation`` serves that mode, so a build
+through the endpoint shows whether the checks hold on wording they were not written for.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+WordingName = Literal["scripted", "evaluation"]
+WORDINGS: tuple[WordingName, ...] = ("scripted", "evaluation")
+
+
+@dataclass(frozen=True)
+class Wording:
+    """Phrasings that replace the policies' own; ``None`` keeps theirs. ``confirm`` holds
+    templates over ``{action}``, a bare infinitive clause ("cancel order #W1234567 ...")."""
+
+    name: WordingName = "scripted"
+    confirm: tuple[str, ...] | None = None
+    anything_else: tuple[str, ...] | None = None
+    consent: tuple[str, ...] | None = None
+    closing: tuple[str, ...] | None = None
+
+
+def _last_sentence(text: str) -> str:
+    for end in (". ", "! ", "? "):
+        text = text.rsplit(end, 1)[-1]
+    return text
+
+
+@cache
+def wording(name: WordingName) -> Wording:
+    """The named wording (``WORDINGS``); a ``ValueError`` names the choices for any other."""
+    if name == "scripted":
+        return Wording()
+    if name != "evaluation":
+        raise ValueError(f"unknown wording {name!r}; choose one of {', '.join(WORDINGS)}")
+    text = resources.files("trajforge.environments.dialogue").joinpath("banks", "eval.jsonl").read_text()
+    rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+
+    def texts(role: str, label: str) -> list[str]:
+        return [r["text"] for r in rows if r["role"] == role and r["label"] == label]
+
+    return Wording(
+        name="evaluation",
+        confirm=tuple(t for t in texts("agent", "confirm_request") if "{action}" in t),
+        # the bank's offers that follow a report keep only the offer, their last sentence
+        anything_else=tuple(dict.fromkeys(_last_sentence(t) for t in texts("agent", "anything_else"))),
+        consent=tuple(texts("user", "consent")),
+        closing=tuple(texts("user", "closing")),
+    )
