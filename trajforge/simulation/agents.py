@@ -142,9 +142,11 @@ def _fields(template: str) -> set[str]:
 
 
 def _render(templates: Sequence[str], values: dict[str, str], rng: random.Random,
-            need: str | None = None) -> str | None:
-    """One of the templates whose placeholders are all known (and that uses ``need``)."""
-    usable = [t for t in templates if _fields(t) <= values.keys() and (need is None or need in _fields(t))]
+            need: str | None = None, any_of: Sequence[str] = ()) -> str | None:
+    """One of the templates whose placeholders are all known (that uses ``need``, and one of
+    ``any_of`` when given)."""
+    usable = [t for t in templates if _fields(t) <= values.keys() and (need is None or need in _fields(t))
+              and (not any_of or _fields(t) & set(any_of))]
     return rng.choice(usable).format(**values) if usable else None
 
 
@@ -400,10 +402,11 @@ def _misstatements(domain: Domain, kind: str, spec: IntentSpec, slots: dict[str,
         key = money[0]
         wrong = float(facts[key]) + (1.0 if float(facts[key]) < 5 else -1.0)
         out["wrong_value"] = (key, f"{wrong:.2f}")
-    if entity and entity[0] in used:
+    known = {**facts, **slots}
+    if entity and _render(spec.reports, known, random.Random(0), need=entity[0], any_of=values):
         named = facts[entity[0]]
         others = [v for v in _siblings(named, observed) if v not in facts.values()]
-        if others:
+        if others:  # the report must state a value, so that naming another entity misleads
             out["wrong_entity_named"] = (entity[0], others[0])
         for other in others:
             for slot in slots:
@@ -1071,4 +1074,7 @@ class ScriptedAgent:
                 if kept and len(kept) < len(_sentences(text)):
                     return " ".join(kept)
             return None
-        return _render(spec.reports, {**values, key: _you(wrong)}, self.rng, need=key)
+        value_keys = [k for k in values if k not in slots and not k.startswith("_")
+                      and k not in values.get("_entity", "").split(",")]
+        return _render(spec.reports, {**values, key: _you(wrong)}, self.rng, need=key,
+                       any_of=value_keys if self.form == "wrong_entity_named" else ())

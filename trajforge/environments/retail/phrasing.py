@@ -82,7 +82,8 @@ INTENTS: dict[str, IntentSpec] = {
         actions=("switch the payment of order {order_id} to {payment}",
                  "charge order {order_id} to {payment} and refund the current method"),
         reports=("Order {order_id} is now paid with {payment}.",
-                 "The payment method of order {order_id} is switched to {payment}."),
+                 "The payment method of order {order_id} is switched to {payment}.",
+                 "Order {order_id} is still {status} and now paid with {payment}."),
     ),
     "modify_items": IntentSpec(
         "modify_items", writes=True, core_slots=("items", "option_name"),
