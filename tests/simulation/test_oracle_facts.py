@@ -1,0 +1,154 @@
+"""The scripted oracle says what its tools returned: read from the transcripts alone (not through
+the checks), every value of every report is one a tool showed in that episode for the entity the
+report names, described orders are resolved to the right one, and an unavailable variant is
+said to be unavailable."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any
+
+import pytest
+
+from trajforge.environments.retail import RetailDomain
+from trajforge.generators import generate_blueprints
+from trajforge.schemas import AssistantMessage, TaskBlueprint, ToolMessage, Trajectory
+from trajforge.schemas.config import GenerationConfig
+from trajforge.simulation.episodes import EpisodeJob, EpisodePlayer
+
+ORDER_ID = re.compile(r"#W\d{7}")
+AMOUNT = re.compile(r"\$(\d+\.\d{2})")
+STATUSES = ("return requested", "exchange requested", "pending", "processed", "shipped",
+            "delivered", "cancelled")
+
+
+@pytest.fixture(scope="module")
+def domain() -> RetailDomain:
+    return RetailDomain(300, 0)
+
+
+@pytest.fixture(scope="module")
+def played(domain: RetailDomain) -> list[tuple[TaskBlueprint, Trajectory]]:
+    bps = [b for b in generate_blueprints(domain, GenerationConfig(), "oracle_facts", 0, 400)
+           if isinstance(b, TaskBlueprint)]
+    player = EpisodePlayer(domain_of=lambda bp: domain)
+    jobs = [EpisodeJob(bp, seed) for seed, bp in enumerate(bps)]
+    out = asyncio.run(player.play_all(jobs, lambda p: (p.job.blueprint, p.trajectory)))
+    return [o for o in out if o is not None]
+
+
+def _results(t: Trajectory) -> list[Any]:
+    out = []
+    for m in t.messages:
+        if isinstance(m, ToolMessage) and not m.is_error:
+            try:
+                out.append(json.loads(m.content))
+            except ValueError:
+                out.append(m.content)
+    return out
+
+
+def _orders(t: Trajectory) -> dict[str, list[dict[str, Any]]]:
+    """Every version of every order a tool returned, by id."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in _results(t):
+        if isinstance(r, dict) and "placed_on" in r:
+            out.setdefault(r["id"], []).append(r)
+    return out
+
+
+def _amounts(order: dict[str, Any]) -> set[str]:
+    values = [p["amount"] for p in order["payments"]] + [i["price"] for i in order["items"]]
+    return {f"{v:.2f}" for v in values} | {f"{sum(i['price'] for i in order['items']):.2f}"}
+
+
+def _names_variant(text: str, variant: dict[str, Any]) -> bool:
+    return all(re.search(rf"\b{re.escape(f'{k} {o}')}\b", text) for k, o in variant["options"].items())
+
+
+def _reports(t: Trajectory) -> list[tuple[int, str]]:
+    """(index, text) of the agent's text messages that follow a tool result (its reports)."""
+    out = []
+    for i, m in enumerate(t.messages):
+        if isinstance(m, AssistantMessage) and m.content and isinstance(t.messages[i - 1], ToolMessage) \
+                and "?" in m.content and not m.content.rstrip().endswith("proceed?") \
+                and "go ahead?" not in m.content:
+            out.append((i, m.content))
+    return out
+
+
+def test_every_reported_value_is_one_a_tool_showed_for_the_named_entity(
+        played: list[tuple[TaskBlueprint, Trajectory]]) -> None:
+    checked = {"order": 0, "price": 0}
+    for bp, t in played:
+        orders = _orders(t)
+        products = [r for r in _results(t) if isinstance(r, dict) and "variants" in r]
+        for _, text in _reports(t):
+            sentences = re.split(r"(?<=[.!?])\s+", text)
+            named: str | None = None
+            for sentence in sentences:
+                ids = ORDER_ID.findall(sentence)
+                named = ids[-1] if ids else named
+                amounts = AMOUNT.findall(sentence)
+                statuses = [s for s in STATUSES if re.search(rf"\b{s}\b", sentence)]
+                # a price names the product and all its variant's option values (a swap's
+                # report names an item and the one option that changed)
+                variant = next((v for p in products if p["name"] in sentence for v in p["variants"]
+                                if _names_variant(sentence, v)), None)
+                if variant is not None:
+                    assert amounts == [f"{variant['price']:.2f}"], (bp.provenance.index, sentence)
+                    checked["price"] += 1
+                    continue
+                if not (amounts or statuses):
+                    continue
+                assert named is not None, (bp.provenance.index, text)
+                assert named in orders, (bp.provenance.index, named)
+                latest = orders[named][-1]
+                for amount in amounts:
+                    assert amount in _amounts(latest), (bp.provenance.index, sentence, latest["payments"])
+                for status in statuses[:1]:  # "return requested" also contains no other status
+                    assert status == latest["status"], (bp.provenance.index, sentence, latest["status"])
+                checked["order"] += 1
+    assert checked["order"] >= 200 and checked["price"] >= 10, checked
+
+
+def test_described_orders_are_resolved_to_the_right_one(
+        played: list[tuple[TaskBlueprint, Trajectory]]) -> None:
+    seen = 0
+    for bp, t in played:
+        reports = _reports(t)
+        for k, intent in enumerate(bp.user.intents):
+            ref = intent.slots.get("order", "")
+            if intent.kind != "order_status" or ref.startswith("#"):
+                continue
+            status = next(o for o in bp.ground_truth.outputs if o.intent == k)
+            call = bp.ground_truth.calls[status.after_call]
+            target = call.arguments["order_id"]
+            # the report of this intent: the first report naming its status after its reads
+            texts = [text for _, text in reports if status.value in text]
+            assert any(target in text for text in texts), (bp.provenance.index, ref, target, texts)
+            seen += 1
+    assert seen >= 5, seen
+
+
+def test_unavailable_variants_are_said_to_be_unavailable(
+        played: list[tuple[TaskBlueprint, Trajectory]]) -> None:
+    counted = {True: 0, False: 0}
+    for _, t in played:
+        products = {r["name"]: r for r in _results(t) if isinstance(r, dict) and "variants" in r}
+        for _, text in _reports(t):
+            for name, product in products.items():
+                if name not in text or "$" not in text:
+                    continue
+                variant = next((v for v in product["variants"]
+                                if _names_variant(text, v)), None)
+                if variant is None:
+                    continue  # a swap's report, not a price
+                if variant["available"]:
+                    assert "in stock" in text and "unavailable" not in text, text
+                else:
+                    assert "unavailable" in text, text
+                counted[variant["available"]] += 1
+    assert counted[True] >= 5 and counted[False] >= 1, counted
