@@ -211,7 +211,7 @@ def recogniser_quality() -> dict[str, Any]:
     from trajforge.environments.dialogue.evaluate import expand, per_class
     from trajforge.environments.dialogue.train import read_bank
 
-    rows = expand(read_bank("eval"))
+    rows = expand(read_bank("eval.jsonl"))
     return {"rows": len(rows), "per_class": per_class(rows)}
 
 

@@ -153,6 +153,10 @@ def test_what_names_a_write_target(domain: RetailDomain, how: str) -> None:
     assert domain.names_target(state, "cancel_pending_order", args, text)
     assert not domain.names_target(state, "cancel_pending_order", args, f"cancel {other.id}?")
     assert not domain.names_target(state, "cancel_pending_order", args, f"cancel {digits[::-1]}?")
+    # an explicit id decides, even beside an item of the write's order
+    assert not domain.names_target(state, "cancel_pending_order", args,
+                                   f"cancel the {unique[0]} in order {other.id}?")
+    assert not domain.names_target(state, "cancel_pending_order", args, f"cancel {latest.id} and {other.id}?")
     if shared:  # an item two orders hold names neither
         assert not domain.names_target(state, "cancel_pending_order", args, f"cancel the one with the {shared[0]}?")
     profile = {"customer_id": customer.id, "address1": "1 A St", "address2": "", "city": "X",

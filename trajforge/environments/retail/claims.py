@@ -29,6 +29,7 @@ ATTRIBUTES = (
               state_if=False),
 )
 _RECENT = re.compile(r"\b(most recent|latest|newest|last)\b(\s+\w+){0,2}\s+order\b", re.IGNORECASE)
+_ORDER_ID = re.compile(r"#W\d{7}")
 _PROFILE = re.compile(r"\b(profile|account)\b", re.IGNORECASE)
 
 
@@ -70,13 +71,15 @@ def claim_records(observation: Observation) -> list[ClaimRecord]:
 def names_target(state: State, tool_name: str, args: dict[str, Any], text: str, canonical: Any) -> bool:
     """A confirmation request names a write's order by its id (``#W1234567``, ``W1234567``), by
     an item only that order of the customer holds ("the Desk Lamp"), or as "your most recent
-    order" when it is; a profile write by "profile"/"account"."""
+    order" when it is; a profile write by "profile"/"account". When the request gives order
+    ids, they decide: exactly the write's order must be the one named."""
     assert isinstance(state, RetailState)
     if "order_id" not in args:
         return "customer_id" not in args or bool(_PROFILE.search(text))
     order_id = str(args["order_id"])
-    if canonical(order_id) in canonical(text):
-        return True
+    named = set(_ORDER_ID.findall(canonical(text)))
+    if named:  # an id, when given, decides: "the Desk Lamp in #W2" for #W1's lamp names #W2
+        return named == {canonical(order_id)}
     order = state.orders.get(order_id)
     if order is None:
         return False
