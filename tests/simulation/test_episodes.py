@@ -13,7 +13,6 @@ from collections.abc import Sequence
 import pytest
 
 from trajforge.environments.dialogue import (
-    CONFIRM_MARKERS,
     IDENTITY_MARKERS,
     asks_anything_else,
     is_affirmative,
@@ -44,7 +43,7 @@ from trajforge.simulation import (
     choose_fault,
     run_episode,
 )
-from trajforge.simulation.agents import applicable_faults
+from trajforge.simulation.agents import CONFIRM, applicable_faults
 from trajforge.verifiers import verify
 
 RUN = "run_episodes"
@@ -64,7 +63,8 @@ def blueprints(domain: RetailDomain) -> list[TaskBlueprint]:
 
 
 def episode(bp: TaskBlueprint, domain: RetailDomain, seed: int, *, fault: Fault | None = None,
-            agent: object | None = None, limits: EpisodeLimits = EpisodeLimits()) -> Trajectory:
+            agent: object | None = None, limits: EpisodeLimits | None = None) -> Trajectory:
+    limits = limits or EpisodeLimits()
     rng = random.Random(seed)
     spec = EpisodeSpec(agent=f"scripted:{'faulty' if fault else 'oracle'}", user="scripted",
                        seed=seed, max_turns=limits.max_turns, fault=fault)
@@ -150,7 +150,8 @@ def test_wording_varies(domain: RetailDomain, oracle: list[tuple[TaskBlueprint, 
         for m in episode(bp, domain, seed).messages:
             if isinstance(m, AssistantMessage) and is_confirmation_request(m.content):
                 texts.add(m.content)
-                frames[next(k for k in CONFIRM_MARKERS if k in m.content.lower())] += 1
+                # which of the agent's confirmation frames it is: the words around ``{action}``
+                frames[next(f for f in CONFIRM if all(part in m.content for part in f.split("{action}")))] += 1
     assert len(texts) >= 10
     assert len(frames) >= 3
 
@@ -158,7 +159,7 @@ def test_wording_varies(domain: RetailDomain, oracle: list[tuple[TaskBlueprint, 
 def test_user_style_follows_the_persona(oracle: list[tuple[TaskBlueprint, Trajectory]]) -> None:
     yes_by_style: dict[str, set[str]] = {}
     for bp, t in oracle:
-        for prev, m in zip(t.messages, t.messages[1:]):
+        for prev, m in zip(t.messages, t.messages[1:], strict=False):
             if isinstance(m, UserMessage) and is_affirmative(m.content) and \
                     isinstance(prev, AssistantMessage) and is_confirmation_request(prev.content):
                 yes_by_style.setdefault(bp.user.persona.style.value, set()).add(m.content)
@@ -339,6 +340,10 @@ def test_an_agent_that_never_stops_calling_tools_is_an_agent_error(domain: Retai
 
 # --- faults -----------------------------------------------------------------------------------
 
+def _oracle_twin(domain: RetailDomain, bp: TaskBlueprint, t: Trajectory) -> Trajectory:
+    return episode(bp, domain, t.episode.seed)
+
+
 def _trace(kind: FaultKind, domain: RetailDomain, bp: TaskBlueprint, t: Trajectory) -> bool:
     """Whether the trajectory shows the mistake of ``kind``."""
     tool_msgs = [m for m in t.messages if isinstance(m, ToolMessage)]
@@ -351,7 +356,8 @@ def _trace(kind: FaultKind, domain: RetailDomain, bp: TaskBlueprint, t: Trajecto
     if kind is FaultKind.unconfirmed_write:
         return sum(is_confirmation_request(x) for x in texts) < len(truth_writes)
     if kind is FaultKind.hallucinated_id:
-        return any(m.is_error and "not found" in m.content for m in tool_msgs)
+        return any(m.is_error and ("not found" in m.content or "is not in order" in m.content)
+                   for m in tool_msgs)
     if kind is FaultKind.skipped_authentication:
         return not any(c.name in domain.auth_tools for c in calls)
     if kind is FaultKind.policy_violation:
@@ -360,15 +366,31 @@ def _trace(kind: FaultKind, domain: RetailDomain, bp: TaskBlueprint, t: Trajecto
         refused = {m.tool_call_id for m in tool_msgs if m.is_error}
         return any(c.id in refused and domain.tools[c.name].kind.value == "write" for c in calls)
     if kind is FaultKind.missing_output:
-        return any(x.startswith(domain.bare_reports) for x in texts)
+        said = " ".join(texts)
+        return any(x.startswith(domain.bare_reports) for x in texts) or \
+            not all(o.value in said for o in bp.ground_truth.outputs)
+    if kind is FaultKind.misstatement:
+        return texts != [m.content or "" for m in _oracle_twin(domain, bp, t).messages
+                         if isinstance(m, AssistantMessage)]
     if kind is FaultKind.premature_end:
-        return t.termination is TerminationReason.agent_stop and len(writes) < len(truth_writes)
+        return t.termination in (TerminationReason.agent_stop, TerminationReason.transfer) \
+            and len([w for w in writes if w[1]["name"] != domain.transfer_tool]) < len(truth_writes)
     if kind is FaultKind.unknown_tool:
         return any(m.is_error and m.name not in domain.tools for m in tool_msgs)
     if kind is FaultKind.invalid_arguments:
-        return any(m.is_error and "invalid arguments" in m.content for m in tool_msgs)
+        return any(m.is_error and ("invalid arguments" in m.content or "not a JSON object" in m.content)
+                   for m in tool_msgs)
     if kind is FaultKind.repeated_call:
-        return any(a.name == b.name and a.arguments == b.arguments for a, b in zip(calls, calls[1:]))
+        seen: set[tuple[str, str]] = set()
+        for c in calls:  # the same call, however written, with no write in between
+            if c.name in domain.tools and domain.tools[c.name].kind.value == "write":
+                seen.clear()
+                continue
+            made = (c.name, json.dumps(c.parsed_arguments(), sort_keys=True))
+            if made in seen:
+                return True
+            seen.add(made)
+        return False
     raise AssertionError(kind)
 
 
