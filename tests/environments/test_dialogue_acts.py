@@ -87,8 +87,6 @@ def test_banks_are_disjoint(train: list[dict[str, str]], bank: list[dict[str, st
     assert not shared, shared[:5]
 
 
-@pytest.mark.xfail(strict=True, reason="measured below the 98% target (recall of confirm_request and "
-                   "consent, precision of non_consent); see benchmarks/results/dialogue_acts.md")
 def test_per_class_targets_on_the_eval_bank(bank: list[dict[str, str]]) -> None:
     scores = per_class(expand(bank))
     for name in ("confirm_request", "consent", "non_consent"):
@@ -96,8 +94,6 @@ def test_per_class_targets_on_the_eval_bank(bank: list[dict[str, str]]) -> None:
         assert s["precision"] >= TARGET and s["recall"] >= TARGET, (name, s)
 
 
-@pytest.mark.xfail(strict=True, reason="a few generator phrases are misread; listed in "
-                   "benchmarks/results/dialogue_acts.md")
 def test_generator_phrases_are_recognised() -> None:
     rows = generator_phrases()
     assert len(rows) > 100

@@ -1,5 +1,18 @@
-"""The features a message is scored on: word uni/bi-grams with negation and contrast marking,
-the opening and the last sentence, punctuation cues and character trigrams (for typos).
+"""The features a message is scored on.
+
+Two kinds, both named strings the linear model weights:
+
+* lexical: word uni/bi/tri-grams with negation and contrast marking (a word after "not"/"no" or
+  after "but"/"actually"/"wait" is a different feature), the opening, the last sentence,
+  punctuation cues and character trigrams (for typos);
+* structural cues (``cue:`` features), the linguistic shape of a dialogue act, which transfers
+  across wordings far better than n-grams: for agent messages, whether the last sentence is a
+  question, whether a question asks permission for an action ("shall I ...", "do you want me
+  to ...", "is that okay?", "go ahead?"), whether the message states an intended action ("I'll",
+  "I can"), asks for a slot ("which ...", "what is your ..."), offers further help or says
+  goodbye; for user replies, whether the reply opens with an affirmation or a negation, whether a
+  contrast or hedge follows the affirmation ("yes, but ...", "sure, wait"), whether it asks a
+  question, carries sarcasm ("oh great, ..."), or closes the conversation ("that's all, bye").
 
 Identifiers, amounts and e-mail addresses are replaced by a class token first, so that a
 confirmation request for ``#W1234567`` and one for "your most recent order" share features.
@@ -12,11 +25,120 @@ import re
 _EMAIL = re.compile(r"\S+@\S+\.\w+")
 _ID = re.compile(r"#?\b[a-z]?\d{4,}\b|#\w+")
 _MONEY = re.compile(r"\$\s?\d[\d,]*(?:\.\d+)?")
-_TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?|\d+|\.\.\.|[?!.,;:\-]")
+_TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?|\d+|\.\.\.|[?!.,;:\-()]")
 _SENTENCE_END = {".", "?", "!", ";", "...", "-", ":"}
 _NEGATORS = {"no", "not", "never", "nope", "nah", "dont", "don't", "without", "nothing", "neither", "nor"}
 _CONTRAST = {"but", "actually", "wait", "though", "however", "instead", "rather", "hold", "hang", "scratch",
              "hmm", "except", "unless", "only", "although"}
+
+
+def _rx(*alternatives: str) -> re.Pattern[str]:
+    return re.compile(r"(?:^| )(?:" + "|".join(alternatives) + r")(?= |$)")
+
+
+# --- agent cues (matched on space-joined tokens, ids/amounts already class tokens) ---
+_PERMISSION = _rx(
+    r"(?:shall|should|can|may|could|do|must) i(?: (?:go ahead|just|now|then|also|please))*"
+    r" (?!help|assist|get|have|ask|see|find|look|check|know|verify|confirm your|take your|grab)\w+",
+    r"(?:shall|should) we", r"(?:do|would|will) you (?:like|want|need) me to", r"(?:want|like) me to",
+    r"(?:do|would|will) you (?:like|want) (?:the|that|this|it|your|me|us|them|those)",
+    r"(?:is|does|would|will) (?:that|this|it|everything|all (?:of )?that)"
+    r" (?:sound|look|work|be|seem)(?: (?:ok|okay|good|right|fine|alright|all right|correct|acceptable))?",
+    r"(?:is|would) (?:it|that|this) (?:be )?(?:ok|okay|fine|alright|all right|acceptable|good)",
+    r"(?:are|would) you (?:be )?(?:ok|okay|fine|happy|good|alright|comfortable|sure|ready)",
+    r"ok(?:ay)?", r"(?:ok|okay) (?:with you|by you|to (?:go|proceed|continue|do|submit|cancel|process)\w*)",
+    r"(?:go|going) ahead", r"proceed\w*", r"confirm\w*", r"(?:good|ready|clear) to go", r"green light",
+    r"go - ahead", r"(?:your|the|an?) (?:ok|okay|approval|permission|consent|confirmation|authori[sz]ation)",
+    r"(?:can|could|would) you (?:confirm|approve|authori[sz]e)", r"(?:do|will) you (?:confirm|approve|authori[sz]e)",
+    r"(?:let me know|tell me) (?:if|whether) (?:you|i|that|this|it)", r"just say (?:yes|the word|so|go)",
+    r"(?:shall|should) i", r"sounds? good",
+    r"(?:fine|alright|all right|good) (?:with you|by you|if i)", r"(?:mind if|happy for me|happy if) ",
+    r"(?:may|can) (?:we|i) (?:go|proceed)",
+)
+_TAG_Q = _rx(r"yes or no", r"right", r"correct", r"agreed", r"deal", r"go", r"sure", r"yes", r"ok(?:ay)?", r"good",
+             r"fine", r"alright", r"proceed", r"confirm\w*", r"now", r"then", r"shall i", r"shall we")
+_SLOT_Q = _rx(
+    r"which", r"what(?:'s| is| was| are) (?:your|the)", r"what \w+ (?:is|was|would|do|did)",
+    r"(?:could|can|would) you (?:give|tell|share|provide|send|point|let) me", r"could i (?:get|have)",
+    r"(?:can|may) i (?:get|have|ask)", r"please (?:share|provide|give|tell)", r"how (?:many|much) ",
+    r"do you (?:know|have|remember|recall)", r"(?:or|and) (?:your )?(?:name|zip)", r"where ",
+    r"what (?:size|color|colour|option|item|address|card|payment|method|reason)",
+)
+_ELSE = _rx(
+    r"anything else", r"something else", r"anything more", r"(?:anything|something) (?:further|additional)",
+    r"(?:is|will|would) (?:that|this) be all", r"(?:is|was) that all", r"that be all", r"that's all",
+    r"(?:else|more|further) (?:i|we) can", r"(?:else|more) (?:for|to|on)", r"other (?:questions|orders|order|items)",
+    r"anything (?:i can|we can|on your mind|today)", r"what else",
+    r"(?:help|assist) (?:with|you with) (?:more|another)",
+    r"(?:need|want) (?:more|anything)", r"(?:any|more|other) (?:questions|concerns)", r"else today",
+)
+_INTENT = _rx(
+    r"i'll", r"i will", r"i'm (?:going|about|ready|prepared|happy|able) to", r"i am (?:going|about|ready|able) to",
+    r"i can", r"i could", r"let me", r"i'd (?:like to|be happy to|go ahead)", r"i would", r"i'm set to",
+    r"the plan", r"here's what", r"to (?:confirm|recap|summari[sz]e)", r"just to (?:confirm|be sure|double)",
+    r"you'd like (?:me )?to", r"you want (?:me )?to", r"this (?:will|would)",
+)
+_BYE = _rx(
+    r"have an? (?:nice|good|great|lovely|wonderful|pleasant) \w+", r"good ?bye", r"bye", r"take care",
+    r"(?:we're|we are|you're|you are|we've|i'm|that's|it's) (?:all )?(?:done|set|sorted|finished)",
+    r"covers? (?:it|everything)", r"enjoy", r"thanks for (?:contacting|reaching|chatting|calling|shopping)",
+    r"(?:glad|happy) (?:i|we) could", r"pleasure", r"(?:until|see you) next time", r"cheers",
+)
+_REPORT = _rx(
+    r"(?:is|are|was|has been|have been) (?:now|updated|cancel\w+|refunded|changed|switched|set|pending|"
+    r"processed|shipped|delivered|requested|placed|submitted|started|confirmed|done|complete\w*)",
+    r"done", r"all set", r"cost\w*", r"zzmoney", r"will (?:be|go|now|arrive|ship)", r"goes back",
+    r"(?:is|are) (?:in stock|available|sold out)", r"price", r"shows? ",
+)
+_APOLOGY = _rx(r"sorry", r"apolog\w+", r"unfortunately", r"i'm afraid", r"can't", r"cannot",
+               r"not (?:allowed|possible)", r"didn't go through", r"policy", r"unable")
+
+# --- user cues ---
+_AFFIRM = _rx(
+    r"y+e+s+", r"yeah+", r"yea", r"yep+", r"yup+", r"ya", r"sure(?:ly)?", r"ok(?:ay|ey|ie|s)?", r"k", r"kk",
+    r"alright",
+    r"all right", r"aye", r"please (?:do|go|proceed|continue|cancel|submit|process|make|change|update|return)\w*",
+    r"go (?:ahead|for it|on)", r"do it", r"sounds? (?:good|great|fine|perfect|right|ok|okay|about right)",
+    r"that (?:works|sounds|looks|is (?:fine|right|correct|good|perfect))",
+    r"that's (?:fine|right|correct|good|perfect|it)",
+    r"perfect", r"absolutely", r"definitely", r"of course", r"correct", r"confirm(?:ed)?", r"fine", r"let's do it",
+    r"let's", r"proceed", r"agreed?", r"deal", r"certainly", r"exactly", r"right", r"great", r"good", r"cool",
+    r"affirmative", r"approved?", r"works for me", r"by all means", r"indeed", r"totally", r"for sure",
+    r"why not", r"sounds", r"lgtm", r"ja", r"si", r"oui", r"y",
+)
+_NEG_OPEN = _rx(r"no+", r"nothing", r"nah", r"nope", r"not", r"don't", r"do not", r"never", r"negative", r"cancel that",
+                r"stop", r"wait", r"hold on", r"hang on", r"hmm+", r"um+", r"uh+", r"actually", r"i don't",
+                r"i'd rather not", r"rather not", r"please don't", r"please do not", r"forget")
+_HEDGE = _rx(
+    r"but", r"actually", r"wait", r"hold on", r"hold off", r"hang on", r"not yet", r"however", r"first",
+    r"before (?:you|that|we|i)", r"instead", r"changed my mind", r"on second thought", r"second thoughts?",
+    r"not sure", r"unsure", r"let me (?:think|check|see|look|ask|verify|confirm|double)", r"think (?:about|it over)",
+    r"maybe", r"perhaps", r"i guess", r"i suppose", r"probably", r"rather", r"prefer", r"hmm+", r"scratch that",
+    r"never ?mind", r"forget (?:it|that|about)", r"no wait", r"one (?:sec|second|moment|minute)", r"later",
+    r"don't", r"do not", r"not", r"no", r"nope", r"nah", r"stop", r"cancel that", r"hesitant", r"unless",
+    r"depends", r"if", r"only if", r"or", r"why", r"how", r"what", r"which", r"wrong", r"meant",
+    r"i'll (?:get back|think|call|check|come back)", r"give me", r"keep", r"leave",
+)
+_SARCASM = _rx(
+    r"oh (?:sure|great|yes|yeah|wonderful|brilliant|perfect|fantastic|lovely|joy|good|wow|fine|absolutely|totally)",
+    r"why not", r"totally", r"like i have a choice", r"whatever", r"yeah right", r"sure(?: ,| thing ,)? because",
+    r"thanks a lot", r"just (?:great|perfect|lovely|wonderful|fantastic|brilliant)", r"waste", r"as if",
+    r"great service", r"what a", r"love (?:that|how|it when)", r"can't wait", r"how (?:lovely|wonderful|nice)",
+    r"no rush", r"take your time", r"clearly", r"obviously", r"of course you", r"because that", r"genius",
+    r"ugh", r"wow", r"lovely", r"brilliant", r"fantastic", r"wonderful", r"amazing", r"again", r"another",
+)
+_CLOSE = _rx(
+    r"that's (?:all|it|everything|about it)", r"that is (?:all|it|everything)", r"that(?:'ll| will) be (?:all|it)",
+    r"nothing (?:else|more|further)", r"(?:good ?)?bye\w*", r"have an? (?:good|nice|great|lovely) \w+",
+    r"(?:i'm|i am|we're|we are) (?:all )?(?:good|set|done|fine|sorted)", r"all (?:good|set|done|sorted)",
+    r"no more", r"(?:that )?covers? (?:it|everything)", r"(?:done|finished) for (?:today|now)", r"take care",
+    r"see (?:you|ya)", r"cheers", r"that'?s? (?:all|it) (?:for|from) (?:me|today|now)", r"i think that's",
+    r"no(?: ,)? thanks?(?: you)?", r"no(?: ,)? thank you", r"nope(?: ,)? thanks?", r"thanks? (?:again|so much|a lot)",
+    r"all for (?:today|now)", r"nothing", r"later", r"that's everything", r"we're done", r"i'm good",
+)
+_THANKS = _rx(r"thanks?\w*", r"thank you", r"ty", r"thx", r"appreciate\w*", r"cheers")
+_REQUEST = _rx(r"i need", r"i'd like", r"i want", r"can you", r"could you", r"i also", r"one more",
+               r"another", r"also", r"my other", r"how about", r"what about", r"where", r"when", r"can i")
 
 
 def tokens(text: str) -> list[str]:
@@ -27,8 +149,129 @@ def tokens(text: str) -> list[str]:
     return _TOKEN.findall(low)
 
 
-def features(text: str) -> list[str]:
-    """The (distinct, sorted) feature names of a message; empty for an empty message."""
+_CUE_END = {".", "?", "!", ";", "..."}
+
+
+def _sentences(toks: list[str]) -> list[tuple[str, str]]:
+    """(joined words and commas, end punctuation) per sentence; brackets dropped."""
+    out: list[tuple[str, str]] = []
+    cur: list[str] = []
+    for t in toks:
+        if t in ("(", ")"):
+            continue
+        if t in _CUE_END:
+            if cur:
+                out.append((" ".join(cur), t))
+                cur = []
+            elif out and t in "?!":
+                out[-1] = (out[-1][0], t)
+            continue
+        cur.append(t)
+    if cur:
+        out.append((" ".join(cur), ""))
+    return out
+
+
+def agent_cues(toks: list[str]) -> set[str]:
+    sents = _sentences(toks)
+    if not sents:
+        return set()
+    out: set[str] = set()
+    questions = [s for s, e in sents if e == "?"]
+    last, end = sents[-1]
+    lastq = end == "?"
+    out.add("cue:lastq" if lastq else "cue:last_not_q")
+    if questions:
+        out.add("cue:anyq")
+    whole = " ".join(s for s, _ in sents)
+    tags = {"perm": _PERMISSION, "slot": _SLOT_Q, "else": _ELSE, "intent": _INTENT, "bye": _BYE,
+            "report": _REPORT, "apology": _APOLOGY}
+    for name, rx in tags.items():
+        in_last = bool(rx.search(last))
+        in_q = any(rx.search(q) for q in questions)
+        anywhere = in_last or bool(rx.search(whole))
+        if anywhere:
+            out.add(f"cue:{name}")
+        if in_last:
+            out.add(f"cue:{name}_last")
+            out.add(f"cue:{name}_last_{'q' if lastq else 'nq'}")
+        if in_q:
+            out.add(f"cue:{name}_inq")
+    if lastq and len(last.split()) <= 4 and _TAG_Q.search(last):
+        out.add("cue:tag_q")
+        out.add("cue:perm_last_q")
+    last_tags = sorted(n for n, rx in tags.items() if rx.search(last))
+    out.add("cue:lastset:" + "+".join(last_tags) + ("?" if lastq else "."))
+    first = sents[0][0]
+    if len(sents) > 1:
+        first_tags = sorted(n for n in ("intent", "report", "apology", "perm") if tags[n].search(first))
+        out.add("cue:firstset:" + "+".join(first_tags))
+    n_words = len(last.split())
+    out.add(f"cue:lastlen:{min(n_words // 3, 5)}{'?' if lastq else '.'}")
+    return out
+
+
+def user_cues(toks: list[str]) -> set[str]:
+    sents = _sentences(toks)
+    if not sents:
+        return set()
+    out: set[str] = set()
+    whole = " ".join(s for s, _ in sents)
+    first = sents[0][0]
+    first_clause = first.split(" , ")[0]
+    aff = _AFFIRM.match(first_clause) is not None or _AFFIRM.match(first) is not None
+    neg = _NEG_OPEN.match(first) is not None
+    if aff:
+        out.add("cue:aff_open")
+    if neg:
+        out.add("cue:neg_open")
+    rest_words = whole.split()
+    # what follows the opening clause
+    opening_len = len(first_clause.split())
+    tail = " ".join(rest_words[opening_len:])
+    hedge_tail = bool(_HEDGE.search(tail))
+    hedge_any = bool(_HEDGE.search(whole))
+    if hedge_any:
+        out.add("cue:hedge")
+    if aff and hedge_tail:
+        out.add("cue:aff_then_hedge")
+    if aff and not hedge_tail:
+        out.add("cue:aff_clean")
+    questions = [s for s, e in sents if e == "?"]
+    if questions:
+        out.add("cue:q")
+        out.add("cue:aff_q" if aff else "cue:noaff_q")
+    if sents[-1][1] == "?":
+        out.add("cue:endq")
+    sarcasm = bool(_SARCASM.search(whole))
+    if sarcasm:
+        out.add("cue:sarcasm")
+        if aff:
+            out.add("cue:aff_sarcasm")
+    close = bool(_CLOSE.search(whole))
+    close_last = bool(_CLOSE.search(sents[-1][0]))
+    thanks = bool(_THANKS.search(whole))
+    request = bool(_REQUEST.search(whole))
+    if close:
+        out.add("cue:close")
+        out.add("cue:close_" + ("neg" if neg else "aff" if aff else "plain"))
+    if close_last:
+        out.add("cue:close_last")
+    if thanks:
+        out.add("cue:thanks")
+        if neg:
+            out.add("cue:neg_thanks")
+    if request:
+        out.add("cue:request")
+    out.add("cue:shape:" + "".join(("A" if aff else "") + ("N" if neg else "") + ("H" if hedge_tail else "")
+                                   + ("Q" if questions else "") + ("C" if close else "") + ("R" if request else "")))
+    out.add(f"cue:nsent:{min(len(sents), 3)}")
+    return out
+
+
+def features(text: str, role: str = "") -> list[str]:
+    """The (distinct, sorted) feature names of a message; empty for an empty message. ``role``
+    (``agent`` or ``user``) adds that role's structural cues."""
     toks = tokens(text)
     if not toks:
         return []
@@ -36,7 +279,8 @@ def features(text: str) -> list[str]:
     negated = contrasted = False
     words: list[str] = []
     sentences: list[list[str]] = [[]]
-    for t in toks:
+    toks_nb = [t for t in toks if t not in ("(", ")")]
+    for t in toks_nb:
         if t in _SENTENCE_END or t in {",", "!"}:
             negated = False
             if t in _SENTENCE_END:
@@ -51,7 +295,9 @@ def features(text: str) -> list[str]:
             negated = True
         if t in _CONTRAST:
             contrasted = True
-    seq = ["<s>", *toks, "</s>"]
+    if not words:
+        return []
+    seq = ["<s>", *toks_nb, "</s>"]
     for a, b in zip(seq, seq[1:], strict=False):
         out.add(f"b:{a}_{b}")
     for a, b, c in zip(seq, seq[1:], seq[2:], strict=False):
@@ -64,12 +310,14 @@ def features(text: str) -> list[str]:
         for t in last:
             out.add("l:" + t)
         out.add("l2:" + "_".join(last[:2]))
+        for a, b in zip(last, last[1:], strict=False):
+            out.add(f"lb:{a}_{b}")
         out.add(f"nsent:{min(len(sentences), 4)}")
     out.add(f"len:{min(len(words) // 3, 8)}")
-    last_punct = next((t for t in reversed(toks) if t in _SENTENCE_END or t in {",", "!"}), "")
-    out.add("end:" + (toks[-1] if toks[-1] in _SENTENCE_END or toks[-1] == "!" else "word"))
+    last_punct = next((t for t in reversed(toks_nb) if t in _SENTENCE_END or t in {",", "!"}), "")
+    out.add("end:" + (toks_nb[-1] if toks_nb[-1] in _SENTENCE_END or toks_nb[-1] == "!" else "word"))
     out.add("lastp:" + last_punct)
-    if "?" in toks:
+    if "?" in toks_nb:
         out.add("q")
     if contrasted:
         out.add("contrast")
@@ -77,4 +325,8 @@ def features(text: str) -> list[str]:
         padded = f"<{w}>"
         for i in range(len(padded) - 2):
             out.add("c:" + padded[i:i + 3])
+    if role == "agent":
+        out |= agent_cues(toks_nb)
+    elif role == "user":
+        out |= user_cues(toks_nb)
     return sorted(out)

@@ -20,11 +20,12 @@ class LinearModel:
     labels: tuple[str, ...]
     scale: float  # divides the integer weights into averaged-perceptron weights
     weights: dict[str, tuple[int, ...]]
+    role: str = ""  # the role whose structural cues the features include
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LinearModel:
         return cls(tuple(data["labels"]), float(data["scale"]),
-                   {f: tuple(w) for f, w in data["weights"].items()})
+                   {f: tuple(w) for f, w in data["weights"].items()}, str(data.get("role", "")))
 
     def scores(self, feats: list[str]) -> list[float]:
         totals = [0] * len(self.labels)
@@ -37,7 +38,7 @@ class LinearModel:
 
     def predict(self, text: str) -> tuple[str, float]:
         """The best label and its softmax share of the scores."""
-        s = self.scores(features(text))
+        s = self.scores(features(text, self.role))
         best = max(range(len(s)), key=lambda i: (s[i], -i))
         top = s[best]
         z = sum(math.exp(v - top) for v in s)

@@ -25,6 +25,7 @@ LABELS = {"agent": ("confirm_request", "anything_else", "other"),
           "user": ("consent", "non_consent", "closing", "other")}
 EPOCHS = 12
 SEED = 20240515
+MARGIN = 20  # update also when the true label wins by no more than this (integer score units)
 HERE = Path(__file__).resolve().parent
 
 
@@ -33,17 +34,18 @@ def read_bank(name: str) -> list[dict[str, str]]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-def train_role(examples: Sequence[tuple[str, str]], labels: Sequence[str], epochs: int = EPOCHS,
-               seed: int = SEED) -> dict[str, Any]:
+def train_role(examples: Sequence[tuple[str, str]], labels: Sequence[str], role: str, epochs: int = EPOCHS,
+               seed: int = SEED, margin: int | None = None) -> dict[str, Any]:
     """Averaged perceptron over ``(text, label)``; returns the JSON-ready model."""
     index = {label: i for i, label in enumerate(labels)}
-    data = [(features(t), index[y]) for t, y in examples]
+    data = [(features(t, role), index[y]) for t, y in examples]
     n = len(labels)
     w: dict[str, list[int]] = {}
     u: dict[str, list[int]] = {}  # the sum of update * time, for the averaging trick
     rng = random.Random(seed)
     order = list(range(len(data)))
     c = 1
+    margin = MARGIN if margin is None else margin
     for _ in range(epochs):
         rng.shuffle(order)
         for k in order:
@@ -54,8 +56,8 @@ def train_role(examples: Sequence[tuple[str, str]], labels: Sequence[str], epoch
                 if wf is not None:
                     for i in range(n):
                         scores[i] += wf[i]
-            guess = max(range(n), key=lambda i: (scores[i], -i))
-            if guess != y:
+            guess = max((i for i in range(n) if i != y), key=lambda i: (scores[i], -i))
+            if scores[y] - scores[guess] <= margin:
                 for f in feats:
                     wf = w.setdefault(f, [0] * n)
                     uf = u.setdefault(f, [0] * n)
@@ -70,7 +72,7 @@ def train_role(examples: Sequence[tuple[str, str]], labels: Sequence[str], epoch
         avg = [c * w[f][i] - u[f][i] for i in range(n)]
         if any(avg):
             weights[f] = avg
-    return {"labels": list(labels), "scale": c, "weights": weights}
+    return {"labels": list(labels), "role": role, "scale": c, "weights": weights}
 
 
 def examples(rows: Sequence[dict[str, str]], role: str) -> list[tuple[str, str]]:
@@ -79,7 +81,7 @@ def examples(rows: Sequence[dict[str, str]], role: str) -> list[tuple[str, str]]
 
 def train_all(rows: Sequence[dict[str, str]]) -> dict[str, Any]:
     return {"format": 1, "trained_on": "banks/train.jsonl", "epochs": EPOCHS, "seed": SEED,
-            **{role: train_role(examples(rows, role), LABELS[role]) for role in LABELS}}
+            **{role: train_role(examples(rows, role), LABELS[role], role) for role in LABELS}}
 
 
 def dump(model: dict[str, Any]) -> str:
@@ -97,7 +99,7 @@ def _dev_report(rows: list[dict[str, str]]) -> None:
     fit = [r for r in rows if not is_dev(r["text"])]
     dev = [r for r in rows if is_dev(r["text"])]
     for role in LABELS:
-        model = LinearModel.from_json(train_role(examples(fit, role), LABELS[role]))
+        model = LinearModel.from_json(train_role(examples(fit, role), LABELS[role], role))
         held = examples(dev, role)
         wrong = [(t, y, model.predict(t)[0]) for t, y in held if model.predict(t)[0] != y]
         print(f"{role}: dev {len(held) - len(wrong)}/{len(held)} right")
