@@ -511,14 +511,16 @@ def _call_forms(bp: TaskBlueprint, domain: Domain, kind: FaultKind, t: int,
         scalar, lists = _id_params(call.arguments)
         rehearsal = _rehearse(bp, domain, t)
         seen = rehearsal.texts + list(bp.user.known_facts.values()) + list(bp.user.hidden_facts.values())
-        facts = set(bp.user.known_facts.values()) | set(bp.user.hidden_facts.values())
+        facts = {v for key, v in {**bp.user.known_facts, **bp.user.hidden_facts}.items()
+                 if key.startswith(f"{call.intent}.")}  # what the user says for this call's intent
         if call.kind == "read":
             if any(_mutate(call.arguments[k], rng, seen) for k in scalar):
                 forms.append("read_near_miss")
             if t == next((i for i, c in enumerate(calls) if c.kind == "read"
                           and c.name not in domain.auth_tools), -1) and _example_read(domain, rng, seen):
                 forms.append("read_from_example")
-            if any(call.arguments[k] in facts for k in scalar):
+            if any(call.arguments[k] in facts and _mutate(call.arguments[k], rng, seen, transpose=True)
+                   for k in scalar):
                 forms.append("misheard_user_id")
         else:
             account = set(domain.tools[call.name].account_params)
