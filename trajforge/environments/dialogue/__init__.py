@@ -1,19 +1,32 @@
 """Dialogue acts, recognised by meaning: is an agent message a confirmation request or an offer
 of further help, is a user reply consent, non-consent or a closing.
 
-Two linear models (one per role) over word uni/bi/tri-grams with negation and contrast marking
-(a word after "not"/"no" or after "but"/"actually"/"wait" is a different feature), the first
-words and the last sentence, punctuation cues and character trigrams, trained as averaged
-perceptrons by ``python -m trajforge.environments.dialogue.train`` on ``banks/train.jsonl``. The
-weights are integers, so retraining reproduces ``weights.json`` byte for byte. No torch, no
-network; a classification is cached per text.
+Two linear models (one per role), trained as margin averaged perceptrons (integer updates in a
+seeded order, margin 20) by ``python -m trajforge.environments.dialogue.train`` on
+``banks/train.jsonl`` (3,165 rows: fragment-composed sentences plus ~1,250 hand-written ones).
+The features (:mod:`features`) are of two kinds: lexical (word uni/bi/tri-grams with negation
+and contrast marking, the opening, the last sentence and its bigrams, punctuation cues,
+character trigrams for typos) and structural cues that transfer across wordings: for agent
+messages, whether the last sentence is a question, a yes/no, wh- or choice ("A or B?") question,
+whether a question asks permission for an action ("shall I ...", "do you want me to ...", "is
+that okay?"), whether the message states an intended action, asks for a slot, offers further help,
+reports a result, apologises or says goodbye, and where (last sentence, any question, opening);
+for user replies, whether the reply opens with an affirmation or a negation, whether a hedge or
+contrast follows the yes, whether it asks a question, carries sarcasm cues, closing cues,
+thanks, a new request or an instruction to go ahead. The weights are integers, so retraining
+reproduces ``weights.json`` byte for byte. No torch, no network; a classification is cached per
+text (about 80 us on first sight, on a shared 2-core machine).
+
+Measured (benchmarks/results/dialogue_acts.md) on ``banks/eval.jsonl``, a bank written separately
+from the training bank and from the generator's phrases (disjoint after normalisation, no shared
+word 6-gram; tests/environments/test_dialogue_acts.py checks both): confirm_request P 0.991
+R 0.998, anything_else P 1.000 R 0.985, consent P 0.979 R 0.961, non_consent P 0.961 R 0.979,
+closing P 0.983 R 0.967; all 317 of the generator's own phrases are read right. Consent recall
+(and so non-consent precision) is still below the 98% target.
 
 Why this and not rules or embeddings: six marker phrases and one regex recognised only the
 scripted policies' own wording; a sentence-embedding model needs torch, which the core install
-does not have. The linear model is measured on ``banks/eval.jsonl``, a bank written separately
-from the training bank and from the generator's phrases (disjoint after normalisation, no shared
-word 6-gram; tests/environments/test_dialogue_acts.py checks both); benchmarks/dialogue_acts.py
-reports per-class precision and recall there (benchmarks/results/dialogue_acts.md).
+does not have.
 
 A reply to a confirmation request is consent only when it is an explicit yes without a hedge,
 a withdrawal, a question back, a revision or sarcasm; everything else given in answer to a

@@ -21,6 +21,7 @@ confirmation request for ``#W1234567`` and one for "your most recent order" shar
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _EMAIL = re.compile(r"\S+@\S+\.\w+")
 _ID = re.compile(r"#?\b[a-z]?\d{4,}\b|#\w+")
@@ -128,7 +129,8 @@ _SARCASM = _rx(
     r"ugh", r"wow", r"lovely", r"brilliant", r"fantastic", r"wonderful", r"amazing", r"again", r"another",
 )
 _CLOSE = _rx(
-    r"that's (?:all|it|everything|about it)", r"that is (?:all|it|everything)", r"that(?:'ll| will) be (?:all|it)",
+    r"(?:that's|that is) (?:all|it|everything|about it)(?! (?:correct|right|good|fine|true|perfect|i (?:want|asked)))",
+    r"that(?:'ll| will) be (?:all|it)",
     r"nothing (?:else|more|further)", r"(?:good ?)?bye\w*", r"have an? (?:good|nice|great|lovely) \w+",
     r"(?:i'm|i am|we're|we are) (?:all )?(?:good|set|done|fine|sorted)", r"all (?:good|set|done|sorted)",
     r"no more", r"(?:that )?covers? (?:it|everything)", r"(?:done|finished) for (?:today|now)", r"take care",
@@ -136,9 +138,20 @@ _CLOSE = _rx(
     r"no(?: ,)? thanks?(?: you)?", r"no(?: ,)? thank you", r"nope(?: ,)? thanks?", r"thanks? (?:again|so much|a lot)",
     r"all for (?:today|now)", r"nothing", r"later", r"that's everything", r"we're done", r"i'm good",
 )
+_GO = _rx(r"go (?:ahead|for it|on)", r"proceed", r"do (?:it|that|this|so)", r"please do", r"cancel", r"refund",
+          r"return", r"submit", r"change", r"swap", r"switch", r"update", r"process", r"confirm(?:ed)?",
+          r"approved?", r"exchange", r"make (?:it|the)", r"put", r"send", r"charge", r"you (?:can|may)",
+          r"let's", r"i (?:agree|approve|accept)", r"(?:yes|yeah|sure) ,? please", r"that's (?:right|correct)",
+          r"correct", r"right")
 _THANKS = _rx(r"thanks?\w*", r"thank you", r"ty", r"thx", r"appreciate\w*", r"cheers")
 _REQUEST = _rx(r"i need", r"i'd like", r"i want", r"can you", r"could you", r"i also", r"one more",
                r"another", r"also", r"my other", r"how about", r"what about", r"where", r"when", r"can i")
+
+
+@lru_cache(maxsize=16384)
+def _char_trigrams(word: str) -> tuple[str, ...]:
+    padded = f"<{word}>"
+    return tuple("c:" + padded[i:i + 3] for i in range(len(padded) - 2))
 
 
 def tokens(text: str) -> list[str]:
@@ -172,42 +185,51 @@ def _sentences(toks: list[str]) -> list[tuple[str, str]]:
     return out
 
 
+_WH_OPEN = re.compile(r"(?:(?:ok(?:ay)?|thanks|got it|so|and|alright|sure) ,? )?"
+                      r"(?:which|what|where|when|how|who|whom|why)\b")
+_YN_OPEN = re.compile(r"(?:(?:ok(?:ay)?|thanks|got it|so|and|alright|sure) ,? )?"
+                      r"(?:shall|should|can|could|may|might|would|will|do|does|did|is|are|am|was|want|ok(?:ay)?|"
+                      r"are|have|has|mind|fine|good|happy|ready|any|anything)\b")
+_AGENT_TAGS = (("apology", _APOLOGY), ("bye", _BYE), ("else", _ELSE), ("intent", _INTENT), ("perm", _PERMISSION),
+               ("report", _REPORT), ("slot", _SLOT_Q))
+
+
 def agent_cues(toks: list[str]) -> set[str]:
     sents = _sentences(toks)
     if not sents:
         return set()
     out: set[str] = set()
-    questions = [s for s, e in sents if e == "?"]
+    tagged = [[name for name, rx in _AGENT_TAGS if rx.search(s)] for s, _ in sents]
     last, end = sents[-1]
     lastq = end == "?"
     out.add("cue:lastq" if lastq else "cue:last_not_q")
-    if questions:
-        out.add("cue:anyq")
-    whole = " ".join(s for s, _ in sents)
-    tags = {"perm": _PERMISSION, "slot": _SLOT_Q, "else": _ELSE, "intent": _INTENT, "bye": _BYE,
-            "report": _REPORT, "apology": _APOLOGY}
-    for name, rx in tags.items():
-        in_last = bool(rx.search(last))
-        in_q = any(rx.search(q) for q in questions)
-        anywhere = in_last or bool(rx.search(whole))
-        if anywhere:
-            out.add(f"cue:{name}")
-        if in_last:
-            out.add(f"cue:{name}_last")
-            out.add(f"cue:{name}_last_{'q' if lastq else 'nq'}")
-        if in_q:
-            out.add(f"cue:{name}_inq")
+    q_tags: set[str] = set()
+    for (_, e), names in zip(sents, tagged, strict=True):
+        if e == "?":
+            q_tags.update(names)
+            out.add("cue:anyq")
+    last_tags = tagged[-1]
+    q_or_n = "q" if lastq else "nq"
+    for name in {n for names in tagged for n in names}:
+        out.add(f"cue:{name}")
+    for name in last_tags:
+        out.add(f"cue:{name}_last")
+        out.add(f"cue:{name}_last_{q_or_n}")
+    for name in q_tags:
+        out.add(f"cue:{name}_inq")
+    if lastq:  # a wh-question asks for a value, a yes/no question may ask permission; "A or B?" asks a choice
+        kind = "wh" if _WH_OPEN.match(last) else "yn" if _YN_OPEN.match(last) else "other"
+        out.add(f"cue:lastq_{kind}")
+        if " or " in f" {last} " and not last.endswith(" or not"):
+            out.add("cue:choice_q")
+            out.add(f"cue:choice_q_{kind}")
     if lastq and len(last.split()) <= 4 and _TAG_Q.search(last):
         out.add("cue:tag_q")
         out.add("cue:perm_last_q")
-    last_tags = sorted(n for n, rx in tags.items() if rx.search(last))
     out.add("cue:lastset:" + "+".join(last_tags) + ("?" if lastq else "."))
-    first = sents[0][0]
     if len(sents) > 1:
-        first_tags = sorted(n for n in ("intent", "report", "apology", "perm") if tags[n].search(first))
-        out.add("cue:firstset:" + "+".join(first_tags))
-    n_words = len(last.split())
-    out.add(f"cue:lastlen:{min(n_words // 3, 5)}{'?' if lastq else '.'}")
+        out.add("cue:firstset:" + "+".join(n for n in tagged[0] if n in ("apology", "intent", "perm", "report")))
+    out.add(f"cue:lastlen:{min(len(last.split()) // 3, 5)}{'?' if lastq else '.'}")
     return out
 
 
@@ -263,6 +285,11 @@ def user_cues(toks: list[str]) -> set[str]:
             out.add("cue:neg_thanks")
     if request:
         out.add("cue:request")
+    go = bool(_GO.search(whole))
+    if go:
+        out.add("cue:go")
+    out.add("cue:go_close:" + ("G" if go else "") + ("C" if close else "") + ("A" if aff else "")
+            + ("N" if neg else ""))
     out.add("cue:shape:" + "".join(("A" if aff else "") + ("N" if neg else "") + ("H" if hedge_tail else "")
                                    + ("Q" if questions else "") + ("C" if close else "") + ("R" if request else "")))
     out.add(f"cue:nsent:{min(len(sents), 3)}")
@@ -321,10 +348,8 @@ def features(text: str, role: str = "") -> list[str]:
         out.add("q")
     if contrasted:
         out.add("contrast")
-    for w in words:
-        padded = f"<{w}>"
-        for i in range(len(padded) - 2):
-            out.add("c:" + padded[i:i + 3])
+    for w in set(words):
+        out.update(_char_trigrams(w))
     if role == "agent":
         out |= agent_cues(toks_nb)
     elif role == "user":

@@ -28,13 +28,11 @@ class LinearModel:
                    {f: tuple(w) for f, w in data["weights"].items()}, str(data.get("role", "")))
 
     def scores(self, feats: list[str]) -> list[float]:
-        totals = [0] * len(self.labels)
-        for f in feats:
-            w = self.weights.get(f)
-            if w is not None:
-                for i, v in enumerate(w):
-                    totals[i] += v
-        return [t / self.scale for t in totals]
+        get = self.weights.get
+        rows = [w for w in map(get, feats) if w is not None]
+        if not rows:
+            return [0.0] * len(self.labels)
+        return [sum(column) / self.scale for column in zip(*rows, strict=True)]
 
     def predict(self, text: str) -> tuple[str, float]:
         """The best label and its softmax share of the scores."""

@@ -3,7 +3,8 @@
     python -m trajforge.environments.dialogue.train            # rewrite the shipped weights
     python -m trajforge.environments.dialogue.train --dev      # score a held-out fifth (tuning)
 
-A multiclass averaged perceptron: integer updates in a seeded order, so the weights (stored
+A multiclass averaged perceptron with a margin (an update also when the true label wins by no
+more than ``MARGIN``): integer updates in a seeded order, so the weights (stored
 as integers) are byte-identical on every machine and Python version.
 """
 
