@@ -156,6 +156,9 @@ def serve_policy(
     rate_malformed: Annotated[float, typer.Option("--rate-malformed", help="agent tool calls with broken JSON")] = 0.0,
     timeout_delay_s: Annotated[float, typer.Option("--timeout-delay-s")] = 5.0,
     seed: Annotated[int, typer.Option("--seed", help="seed of the injected faults")] = 0,
+    wording: Annotated[str, typer.Option(
+        "--wording", help="phrasing of confirmations, consents, offers of help and closings: scripted "
+                          "(the policies' own) or evaluation (the dialogue-act evaluation bank)")] = "scripted",
 ) -> None:
     """Serve the scripted oracle, faulty agent, user, proposer and judge as an OpenAI-compatible
     endpoint (models: oracle, faulty, user, proposer, judge)."""
@@ -177,7 +180,12 @@ def serve_policy(
         faults = ServerFaults(rate_429=rate_429, rate_500=rate_500, rate_timeout=rate_timeout,
                               rate_hang=rate_hang, rate_malformed=rate_malformed,
                               latency_s=latency_ms / 1000.0, timeout_delay_s=timeout_delay_s)
-        server = build_server(cfg, faults, seed)
+        from trajforge.simulation.wording import WORDINGS
+        from trajforge.simulation.wording import wording as named_wording
+
+        if wording not in WORDINGS:
+            raise ConfigError("--wording", f"unknown wording {wording!r}; choose one of {', '.join(WORDINGS)}")
+        server = build_server(cfg, faults, seed, named_wording(wording))
 
     def ready(bound: int) -> None:
         typer.echo(f"serving http://{host}:{bound}/v1 ({len(server.blueprints)} blueprints; "

@@ -12,9 +12,11 @@ from trajforge.generators import generate_blueprints
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.config import RunConfig
 from trajforge.simulation.serve import PolicyServer, ServerFaults
+from trajforge.simulation.wording import Wording
 
 
-def build_server(config: RunConfig, faults: ServerFaults, seed: int = 0) -> PolicyServer:
+def build_server(config: RunConfig, faults: ServerFaults, seed: int = 0,
+                 wording: Wording | None = None) -> PolicyServer:
     domain = load_domain(config.domain.name, config.domain.size, config.domain.seed)
     blueprints = {item.id: item for item in generate_blueprints(
         domain, config.generation, config.run_id(), 0, config.generation.n_blueprints)
@@ -25,7 +27,7 @@ def build_server(config: RunConfig, faults: ServerFaults, seed: int = 0) -> Poli
         blueprints.update((bp.id, bp) for bp in scripted_blueprints(
             domain, config.generation, 0, config.generation.n_blueprints))
     return PolicyServer(domain, blueprints, faults, seed, config.simulation.fault_kinds,
-                        extra_roles=_extra_roles(config, domain))
+                        extra_roles=_extra_roles(config, domain), wording=wording)
 
 
 def _extra_roles(config: RunConfig, domain: Domain) -> dict[str, Any]:

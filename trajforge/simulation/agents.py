@@ -34,6 +34,7 @@ from trajforge.schemas.blueprint import GroundTruthCall, TaskBlueprint
 from trajforge.schemas.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from trajforge.schemas.trajectory import Fault, FaultKind
 from trajforge.simulation.runner import AgentReply
+from trajforge.simulation.wording import Wording
 
 # The verifier check that must catch each fault kind.
 FAULT_CHECKS: dict[FaultKind, str] = {
@@ -665,11 +666,14 @@ class ScriptedAgent:
     """The oracle (``fault=None``) or the fault injector. One instance per episode."""
 
     def __init__(self, blueprint: TaskBlueprint, domain: Domain, rng: random.Random,
-                 fault: Fault | None = None) -> None:
+                 fault: Fault | None = None, wording: Wording | None = None) -> None:
         self.bp = blueprint
         self.domain = domain
         self.rng = rng
         self.fault = fault
+        chosen = wording or Wording()
+        self._confirm = chosen.confirm or CONFIRM
+        self._anything_else = chosen.anything_else or ANYTHING_ELSE
         self.name = f"scripted:{'faulty' if fault else 'oracle'}"
         self.heard: list[str] = []
         self._ids = itertools.count(1)
@@ -715,7 +719,7 @@ class ScriptedAgent:
             try:
                 action = self._script.send(last)
             except StopIteration:
-                action = Say(self.rng.choice(ANYTHING_ELSE))
+                action = Say(self.rng.choice(self._anything_else))
         if isinstance(action, Call):
             call = ToolCall(id=f"call_{next(self._ids):03d}", name=action.name,
                             arguments=action.raw if action.raw is not None else json.dumps(action.arguments))
@@ -870,7 +874,7 @@ class ScriptedAgent:
             if self._ended:
                 return
         while True:
-            yield Say(self.rng.choice(ANYTHING_ELSE))
+            yield Say(self.rng.choice(self._anything_else))
 
     def _failed_lookup(self) -> Script:
         """An identity lookup with a factor slightly off; its error is then ignored."""
@@ -958,7 +962,7 @@ class ScriptedAgent:
                 text = yield from self._unconfirmed(k, kind, spec, slots, action)
             else:
                 text = None
-                reply = yield Say(self.rng.choice(CONFIRM).format(action=action))
+                reply = yield Say(self.rng.choice(self._confirm).format(action=action))
                 if not is_affirmative(getattr(reply, "content", "")):
                     if not redirected:
                         redirected, kind = True, intent.kind
@@ -987,7 +991,7 @@ class ScriptedAgent:
         if self.form == "announced":
             return self.rng.choice(ANNOUNCE).format(action=action)
         if self.form == "write_before_answer":
-            return self.rng.choice(CONFIRM).format(action=action)
+            return self.rng.choice(self._confirm).format(action=action)
         if self.form == "other_question":
             intent = self.bp.user.intents[k]
             slot = next(s for s in spec.slots if s in self.domain.slots
@@ -1000,7 +1004,7 @@ class ScriptedAgent:
             if others:
                 facts[entity[0]] = others[0]
             wrong = self._action(kind, spec, slots, facts)
-            yield Say(self.rng.choice(CONFIRM).format(action=wrong))
+            yield Say(self.rng.choice(self._confirm).format(action=wrong))
         return None
 
     def _write(self, k: int, w: int, t: int, kind: str, spec: IntentSpec, slots: dict[str, str],
@@ -1016,7 +1020,7 @@ class ScriptedAgent:
                 error = getattr(result, "content", "")
                 rule = _error_rule(self.domain, error) or "that is not something I can do."
                 apology = self.rng.choice(APOLOGY).format(rule=rule, rule_lower=rule[:1].lower() + rule[1:])
-                reply = yield Say(apology + " " + self.rng.choice(CONFIRM).format(
+                reply = yield Say(apology + " " + self.rng.choice(self._confirm).format(
                     action=self._action(kind, spec, slots)))
                 del reply  # the user's answer to the re-confirmation: the oracle's write follows
         arguments = call.arguments
@@ -1037,7 +1041,7 @@ class ScriptedAgent:
         facts = self._facts(kind, slots)
         values = {**{s: _you(v) for s, v in slots.items()}, **facts}
         values.setdefault("payment", "")
-        anything = self.rng.choice(ANYTHING_ELSE)
+        anything = self.rng.choice(self._anything_else)
         text = _render(spec.reports, values, self.rng) or self.rng.choice(self.domain.bare_reports)
         if self._is(FaultKind.missing_output, k):
             self._spent = True

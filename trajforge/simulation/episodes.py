@@ -33,6 +33,7 @@ from trajforge.schemas.trajectory import EpisodeSpec, Fault, Trajectory
 from trajforge.simulation.agents import ScriptedAgent
 from trajforge.simulation.runner import AgentPolicy, EpisodeLimits, UserPolicy, run_episode
 from trajforge.simulation.user import ScriptedUser
+from trajforge.simulation.wording import Wording
 
 if TYPE_CHECKING:
     from trajforge.simulation.llm import EpisodeLedger, Gateway
@@ -47,14 +48,16 @@ def user_seed(seed: int) -> int:
 
 
 def scripted_agent(blueprint: TaskBlueprint, domain: Domain, seed: int,
-                   fault: Fault | None = None) -> ScriptedAgent:
-    """The scripted oracle (or, with ``fault``, the fault-injecting agent) of an episode."""
-    return ScriptedAgent(blueprint, domain, random.Random(seed), fault)
+                   fault: Fault | None = None, wording: Wording | None = None) -> ScriptedAgent:
+    """The scripted oracle (or, with ``fault``, the fault-injecting agent) of an episode;
+    ``wording``: its dialogue acts' phrasings (``simulation.wording``; default its own)."""
+    return ScriptedAgent(blueprint, domain, random.Random(seed), fault, wording)
 
 
-def scripted_user(blueprint: TaskBlueprint, domain: Domain, seed: int) -> ScriptedUser:
-    """The scripted user of the episode of seed ``seed``."""
-    return ScriptedUser(blueprint, domain, random.Random(user_seed(seed)))
+def scripted_user(blueprint: TaskBlueprint, domain: Domain, seed: int,
+                  wording: Wording | None = None) -> ScriptedUser:
+    """The scripted user of the episode of seed ``seed`` (``wording`` as for the agent)."""
+    return ScriptedUser(blueprint, domain, random.Random(user_seed(seed)), wording)
 
 
 @dataclass(frozen=True)

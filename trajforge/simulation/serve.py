@@ -9,6 +9,11 @@
 - ``proposer`` and ``judge``: see ``generators.propose`` and ``verifiers.judge``;
 - ``echo``: a fixed answer, the cheapest request the server can serve (benchmarks).
 
+With ``wording`` (``trajforge serve-policy --wording evaluation``) the oracle, the faulty agent
+and the user phrase their confirmation requests, consents, offers of more help and closings
+from the dialogue-act evaluation bank, as a model with its own style would
+(``simulation.wording``).
+
 Which task an agent or user request belongs to comes from the ``X-Trajforge-Episode`` header
 (``blueprint_id;seed``) every trajforge request carries; the server holds the blueprints of the
 config it was started with. Policies are stateful per episode and answers are cached by
@@ -46,6 +51,7 @@ from trajforge.simulation.agents import choose_fault
 from trajforge.simulation.episodes import scripted_agent, scripted_user
 from trajforge.simulation.llm_agent import EPISODE_HEADER
 from trajforge.simulation.llm_user import STOP_TOOL_NAME
+from trajforge.simulation.wording import Wording
 
 AGENT_ROLES = ("oracle", "faulty")
 ExtraRole = Callable[[dict[str, Any], dict[str, str]], dict[str, Any]]  # (body, headers) -> message
@@ -120,8 +126,9 @@ class PolicyServer:
     def __init__(self, domain: Domain, blueprints: dict[str, TaskBlueprint],
                  faults: ServerFaults = ServerFaults(), seed: int = 0,
                  fault_kinds: tuple[FaultKind, ...] = tuple(FaultKind),
-                 extra_roles: dict[str, ExtraRole] | None = None) -> None:
+                 extra_roles: dict[str, ExtraRole] | None = None, wording: Wording | None = None) -> None:
         self.domain = domain
+        self.wording = wording or Wording()
         self.blueprints = blueprints
         self.faults = faults
         self.rng = random.Random(seed)
@@ -146,11 +153,11 @@ class PolicyServer:
                                  "config of the build")
         seed = int(seed_text)
         if role == "user":
-            policy: Any = scripted_user(bp, self.domain, seed)
+            policy: Any = scripted_user(bp, self.domain, seed, self.wording)
         else:
             fault = (choose_fault(bp, self.domain, random.Random(seed), self.fault_kinds)
                      if role == "faulty" else None)
-            policy = scripted_agent(bp, self.domain, seed, fault)
+            policy = scripted_agent(bp, self.domain, seed, fault, self.wording)
         episode = _Episode(policy)
         self.episodes[key] = episode
         while len(self.episodes) > MAX_EPISODES:

@@ -12,12 +12,17 @@ through the endpoint shows whether the checks hold on wording they were not writ
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Literal
 
 WordingName = Literal["scripted", "evaluation"]
+# a consent that speaks of one action or object ("yes, cancel it", "put the refund on my card")
+# fits only some requests, so the evaluation wording leaves those out of its consents
+_SPECIFIC = re.compile(r"\b(cancel|return|exchange|refund|swap|switch|change|ship|send|address|card|order|"
+                       r"item|payment|need it|want it|keep it)\w*", re.IGNORECASE)
 WORDINGS: tuple[WordingName, ...] = ("scripted", "evaluation")
 
 
@@ -57,6 +62,6 @@ def wording(name: WordingName) -> Wording:
         confirm=tuple(t for t in texts("agent", "confirm_request") if "{action}" in t),
         # the bank's offers that follow a report keep only the offer, their last sentence
         anything_else=tuple(dict.fromkeys(_last_sentence(t) for t in texts("agent", "anything_else"))),
-        consent=tuple(texts("user", "consent")),
+        consent=tuple(t for t in texts("user", "consent") if not _SPECIFIC.search(t)),
         closing=tuple(texts("user", "closing")),
     )
