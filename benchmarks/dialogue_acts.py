@@ -2,7 +2,8 @@
 phrases, and speed.
 
 Reports per class precision/recall/F1 and counts on trajforge/environments/dialogue/banks/eval.jsonl
-(templates filled with the bank's action clauses), accuracy per phenomenon, the confusion, the
+(templates filled with the bank's action clauses), consent/non_consent on the dev bank
+(banks/dev.jsonl, the hand-written set models are chosen by), accuracy per phenomenon, the confusion, the
 accuracy on the scripted policies' own phrases, and microseconds per classification (first
 sight of a text, i.e. uncached, and cached). Results go to benchmarks/results/dialogue_acts.{md,json}.
 
@@ -54,13 +55,15 @@ def _speed(rows: list[dict[str, str]], repeat: int = 5) -> dict[str, float]:
 def measure() -> dict[str, Any]:
     bank = read_bank("eval.jsonl")
     rows = expand(bank)
+    dev = read_bank("dev.jsonl")
     gen = generator_phrases()
     gen_wrong = [{"source": r["phenomenon"], "text": r["text"], "predicted": predict(r)}
                  for r in gen if not is_right(r, predict(r))]
     return {
-        "bank_sizes": {"eval_entries": len(bank), "eval_measured": len(rows),
+        "bank_sizes": {"eval_entries": len(bank), "eval_measured": len(rows), "dev_entries": len(dev),
                        "train_entries": len(read_bank("train.jsonl"))},
         "per_class": per_class(rows),
+        "per_class_dev": {k: v for k, v in per_class(dev).items() if k in ("consent", "non_consent")},
         "per_phenomenon": by_phenomenon(rows),
         "confusion": confusion(rows),
         "generator": {"n": len(gen), "right": len(gen) - len(gen_wrong), "wrong": gen_wrong},
@@ -77,6 +80,12 @@ def render(payload: dict[str, Any]) -> str:
              f"Bank sizes: {r['bank_sizes']}", "", "## Per class (eval bank)", "",
              "| class | n | positives | precision | recall | F1 |", "|---|---:|---:|---:|---:|---:|"]
     for name, s in r["per_class"].items():
+        lines.append(f"| {name} | {s['n']} | {s['positives']} | {s['precision']:.3f} | {s['recall']:.3f} "
+                     f"| {s['f1']:.3f} |")
+    lines += ["", "## Consent among replies to a confirmation request (dev bank, dev.jsonl: the model "
+              "selection set)", "", "| class | n | positives | precision | recall | F1 |",
+              "|---|---:|---:|---:|---:|---:|"]
+    for name, s in r["per_class_dev"].items():
         lines.append(f"| {name} | {s['n']} | {s['positives']} | {s['precision']:.3f} | {s['recall']:.3f} "
                      f"| {s['f1']:.3f} |")
     g = r["generator"]

@@ -57,6 +57,19 @@ def bank() -> list[dict[str, str]]:
     return read_bank("eval.jsonl")
 
 
+@pytest.fixture(scope="module")
+def dev() -> list[dict[str, str]]:
+    return read_bank("dev.jsonl")
+
+
+def test_dev_bank(dev: list[dict[str, str]]) -> None:
+    assert sum(r["label"] == "consent" for r in dev) >= 250
+    assert sum(r["label"] == "non_consent" for r in dev) >= 250
+    for r in dev:
+        assert set(r) == {"text", "role", "label", "phenomenon"} and r["role"] == "user"
+        assert r["label"] in ("consent", "non_consent")
+
+
 def test_bank_sizes(bank: list[dict[str, str]]) -> None:
     count = lambda label: sum(r["label"] == label for r in bank)  # noqa: E731
     templates = [r for r in bank if r.get("phenomenon") == "template"]
@@ -70,13 +83,19 @@ def test_bank_sizes(bank: list[dict[str, str]]) -> None:
         assert set(r) == {"text", "role", "label", "phenomenon"} and r["role"] in ("agent", "user")
 
 
-def test_banks_are_disjoint(train: list[dict[str, str]], bank: list[dict[str, str]]) -> None:
+def test_banks_are_disjoint(train: list[dict[str, str]], bank: list[dict[str, str]],
+                            dev: list[dict[str, str]]) -> None:
     gen = {_norm(t) for t in _generator_texts()} - {""}
     tr = {_norm(r["text"]) for r in train}
     ev = {_norm(r["text"]) for r in bank}
+    dv = {_norm(r["text"]) for r in dev}
+    assert len(dv) == len(dev)
     assert not ev & tr, sorted(ev & tr)[:5]
     assert not ev & gen, sorted(ev & gen)[:5]
     assert not tr & gen, sorted(tr & gen)[:5]
+    assert not dv & tr, sorted(dv & tr)[:5]
+    assert not dv & ev, sorted(dv & ev)[:5]
+    assert not dv & gen, sorted(dv & gen)[:5]
 
     def grams(text: str) -> set[tuple[str, ...]]:
         w = _norm(text).split()
@@ -84,6 +103,9 @@ def test_banks_are_disjoint(train: list[dict[str, str]], bank: list[dict[str, st
 
     train_grams = set().union(*(grams(r["text"]) for r in train))
     shared = [r["text"] for r in bank if grams(r["text"]) & train_grams]
+    assert not shared, shared[:5]
+    eval_grams = set().union(*(grams(r["text"]) for r in bank))
+    shared = [r["text"] for r in dev if grams(r["text"]) & eval_grams]
     assert not shared, shared[:5]
 
 

@@ -12,7 +12,10 @@ Two kinds, both named strings the linear model weights:
   "I can"), asks for a slot ("which ...", "what is your ..."), offers further help or says
   goodbye; for user replies, whether the reply opens with an affirmation or a negation, whether a
   contrast or hedge follows the affirmation ("yes, but ...", "sure, wait"), whether it asks a
-  question, carries sarcasm ("oh great, ..."), or closes the conversation ("that's all, bye").
+  question, carries sarcasm ("oh great, ..."), or closes the conversation ("that's all, bye");
+  whether its last sentence is an instruction to act that nothing after takes back, a go-ahead
+  is followed by a question about afterwards, the yes carries a condition ("only if"), an
+  agreeing negated idiom ("no problem") or a negated reason ("I don't need it").
 
 Identifiers, amounts and e-mail addresses are replaced by a class token first, so that a
 confirmation request for ``#W1234567`` and one for "your most recent order" share features.
@@ -146,6 +149,39 @@ _GO = _rx(r"go (?:ahead|for it|on)", r"proceed", r"do (?:it|that|this|so)", r"pl
 _THANKS = _rx(r"thanks?\w*", r"thank you", r"ty", r"thx", r"appreciate\w*", r"cheers")
 _REQUEST = _rx(r"i need", r"i'd like", r"i want", r"can you", r"could you", r"i also", r"one more",
                r"another", r"also", r"my other", r"how about", r"what about", r"where", r"when", r"can i")
+
+
+# consent-specific cues: an instruction to act that nothing after it takes back, a condition put on
+# the yes, negated idioms that agree ("no problem"), a reason for the yes that happens to hold a
+# negation ("I don't need it"), and a question about what happens after the action (timing)
+_GO_PHRASE = re.compile(r"(?:^| )(?:go (?:right )?(?:ahead|for it|on)|do it|do that|proceed|carry (?:on|it out)|"
+                        r"please (?:do|proceed|continue|cancel|submit|process|return|swap|change|update|refund)"
+                        r"|make it happen|get it done|go through with it|finali[sz]e it|you can (?:go|proceed|do))"
+                        r"(?= |$)")
+_TAKE_BACK = _rx(r"wait", r"actually", r"no", r"not", r"don't", r"dont", r"stop", r"hold", r"hang", r"never ?mind",
+                 r"nvm", r"forget", r"later", r"yet", r"first", r"instead", r"unless", r"if", r"only", r"rather",
+                 r"scratch", r"changed", r"second thoughts?", r"before", r"until", r"but")
+_CONDITION = _rx(r"as long as", r"so long as", r"only if", r"if", r"provided", r"providing", r"on (?:the )?condition",
+                 r"once you\w*", r"assuming", r"unless", r"but first", r"not until", r"after you", r"as soon as you",
+                 r"if and only if", r"on condition")
+_AGREE_IDIOM = _rx(r"no problem", r"no worries", r"no objections?", r"not a problem", r"no concerns?", r"no issues?",
+                   r"(?:don't|do not) mind", r"nothing (?:wrong|to change|to add)", r"no complaints",
+                   r"no doubts?", r"without a doubt", r"(?:don't|do not) see (?:any|a) (?:issue|problem)\w*")
+_REASON_NEG = _rx(r"(?:don't|do not|won't|never) (?:need|want|use|wear|fit)\w*", r"no longer", r"not (?:needed|using)",
+                  r"(?:didn't|doesn't|don't) (?:fit|work|suit)\w*", r"not ideal", r"not thrilled", r"not my favou?rite",
+                  r"unsure at first", r"hoped for")
+_AFTER_Q = _rx(r"when", r"how (?:long|soon|many days)", r"roughly when", r"about how long",
+               r"will i (?:get|receive|see)", r"do i get", r"and i'll get")
+
+
+def _go_clean(sentence: str) -> bool:
+    """The sentence holds an instruction to act and nothing after the last one takes it back."""
+    hits = list(_GO_PHRASE.finditer(sentence))
+    if not hits:
+        return False
+    before = sentence[:hits[-1].start()].split()[-2:]
+    negated = any(w in _NEGATORS or w.endswith("n't") or w == "dont" for w in before)
+    return not negated and not _TAKE_BACK.search(sentence[hits[-1].end():])
 
 
 @lru_cache(maxsize=16384)
@@ -293,6 +329,21 @@ def user_cues(toks: list[str]) -> set[str]:
     out.add("cue:shape:" + "".join(("A" if aff else "") + ("N" if neg else "") + ("H" if hedge_tail else "")
                                    + ("Q" if questions else "") + ("C" if close else "") + ("R" if request else "")))
     out.add(f"cue:nsent:{min(len(sents), 3)}")
+    last_s, last_e = sents[-1]
+    if last_e != "?" and _go_clean(last_s):
+        out.add("cue:go_last_clean")
+        out.add("cue:go_last_clean_" + ("aff" if aff else "neg" if neg else "plain"))
+    statements_before = [s for s, e in sents[:-1] if e != "?"]
+    if last_e == "?" and statements_before and _go_clean(statements_before[-1]) and _AFTER_Q.search(last_s):
+        out.add("cue:go_then_after_q")
+    if _CONDITION.search(whole):
+        out.add("cue:condition")
+        if aff:
+            out.add("cue:aff_condition")
+    if _AGREE_IDIOM.search(whole):
+        out.add("cue:agree_idiom")
+    if _REASON_NEG.search(whole):
+        out.add("cue:reason_neg")
     return out
 
 
