@@ -173,12 +173,22 @@ def authenticated_calls(ctx: Context, outcome: Callable[[CallRecord], ToolMessag
             authenticated = result.content
 
 
+def _valid(tool: ToolDef, arguments: dict[str, Any]) -> bool:
+    try:
+        tool.args_model.model_validate(arguments)
+    except ValidationError:
+        return False
+    return True
+
+
 def check_authentication(ctx: Context) -> CheckResult:
     problems: list[dict[str, Any]] = []
     for record, tool, arguments, authenticated in authenticated_calls(ctx, lambda r: r.result):
         if record.call.name in ctx.domain.auth_tools:
             continue
         if not tool.account_params or not any(p in arguments for p in tool.account_params):
+            continue
+        if not _valid(tool, arguments):  # refused by the schema, it touched nothing (tool_schema's)
             continue
         owner = ctx.domain.account_owner(ctx.domain.template, arguments)
         if authenticated is None:
