@@ -50,8 +50,8 @@ def measure(n_blueprints: int, size: int, seed: int, chunk: int) -> dict[str, An
     from trajforge.schemas.blueprint import BlueprintRejection
     from trajforge.schemas.config import GenerationConfig, RunConfig, SimulationConfig
     from trajforge.schemas.trajectory import FaultKind
-    from trajforge.simulation.agents import FAULT_CHECKS
     from trajforge.simulation.batch import simulate_batch  # the build's own simulation step
+    from trajforge.simulation.faults import FAULT_CHECKS
     from trajforge.simulation.worker_state import SimulationContext
     from trajforge.verifiers import verify
     from trajforge.verifiers.checks import CHECKS

@@ -52,7 +52,7 @@ from trajforge.schemas.arrow import (
 from trajforge.schemas.config import GenerationConfig
 from trajforge.schemas.messages import MESSAGE_ADAPTER
 from trajforge.simulation import EpisodeLimits, ScriptedAgent, ScriptedUser, run_episode
-from trajforge.simulation.agents import applicable_faults
+from trajforge.simulation.faults import applicable_faults
 from trajforge.verifiers import verify
 
 RUN = "run_records"

@@ -43,7 +43,8 @@ from trajforge.simulation import (
     choose_fault,
     run_episode,
 )
-from trajforge.simulation.agents import CONFIRM, applicable_faults
+from trajforge.simulation.agents import CONFIRM
+from trajforge.simulation.faults import applicable_faults
 from trajforge.verifiers import verify
 
 RUN = "run_episodes"

@@ -29,13 +29,11 @@ from trajforge.schemas import (
     UserMessage,
 )
 from trajforge.schemas.config import GenerationConfig
-from trajforge.simulation.agents import (
+from trajforge.simulation.agents import ASK_IDENTITY, CONFIRM, GOODBYE
+from trajforge.simulation.faults import (
     ANNOUNCE,
-    ASK_IDENTITY,
-    CONFIRM,
     DONE_BYE,
     FAULT_FORMS,
-    GOODBYE,
     HOLD,
     VAGUE_MONEY,
     VAGUE_TEXT,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from trajforge.schemas.trajectory import FaultKind
-from trajforge.simulation.agents import FAULT_CHECKS
+from trajforge.simulation.faults import FAULT_CHECKS
 from trajforge.store import connect
 from trajforge.store.export_writer import _judged_by_blueprint, resolve_runs
 from trajforge.store.exports import (

@@ -12,7 +12,7 @@ import pytest
 
 from trajforge.environments.retail import RetailDomain
 from trajforge.environments.retail.data import RetailState
-from trajforge.schemas.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from trajforge.schemas.messages import AssistantMessage, Message, ToolCall, UserMessage
 from trajforge.verifiers.claims import claim_problems, find_claims, sentences
 
 

@@ -19,7 +19,6 @@ from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.config import RunConfig
 from trajforge.schemas.ids import hash_seed
 from trajforge.schemas.trajectory import Trajectory
-from trajforge.simulation.agents import choose_fault
 from trajforge.simulation.episodes import (
     AgentFactory,
     EpisodeContext,
@@ -31,6 +30,7 @@ from trajforge.simulation.episodes import (
     scripted_agents,
     scripted_users,
 )
+from trajforge.simulation.faults import choose_fault
 from trajforge.simulation.runner import AgentPolicy, EpisodeLimits
 from trajforge.simulation.worker_state import SimulationContext
 

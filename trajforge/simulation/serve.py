@@ -47,8 +47,8 @@ from trajforge.schemas.messages import (
     message_from_openai,
 )
 from trajforge.schemas.trajectory import FaultKind
-from trajforge.simulation.agents import choose_fault
 from trajforge.simulation.episodes import scripted_agent, scripted_user
+from trajforge.simulation.faults import choose_fault
 from trajforge.simulation.llm_agent import EPISODE_HEADER
 from trajforge.simulation.llm_user import STOP_TOOL_NAME
 from trajforge.simulation.wording import Wording
