@@ -17,7 +17,7 @@ import re
 import typing
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
 from typing import Any, ClassVar, Self, TypeVar
@@ -296,6 +296,18 @@ def state_diff(base: State, state: State) -> tuple[StateChange, ...]:
 # --- domains and environments -----------------------------------------------------------------
 
 @dataclass(frozen=True)
+class ReportFacts:
+    """What a careful agent can tell the user about an intent, from its tools. ``values``: the
+    report placeholders' values (the entity, a status, an amount...); ``entity``: the keys of
+    ``values`` that name the entity the report is about; ``must_say``: keys a report must always
+    state (an unavailable variant's availability)."""
+
+    values: dict[str, str] = field(default_factory=dict)
+    entity: tuple[str, ...] = ()
+    must_say: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Observation:
     """One tool call of an episode as the agent saw it: the call, and its result parsed from
     the tool message's JSON (the text itself when it is not JSON), or the error text."""
@@ -411,13 +423,13 @@ class Domain(ABC):
         return all(self.canonical_ids(str(v)) in said for k, v in args.items() if k.endswith("_id"))
 
     def report_facts(self, kind: str, slots: dict[str, str],
-                     observed: tuple[Observation, ...]) -> dict[str, str]:
+                     observed: tuple[Observation, ...]) -> ReportFacts:
         """What a careful agent can tell the user about an intent of ``kind`` (its user-facing
         ``slots``), read from this episode's tool results ``observed`` (oldest first): the
         values of the intent's report placeholders (the entity it is about, a status, an
         amount...). The scripted oracle fills its reports from this, never from the blueprint.
         Default: nothing, so reports with placeholders cannot be filled."""
-        return {}
+        return ReportFacts()
 
 
 class Environment:

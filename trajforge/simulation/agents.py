@@ -22,7 +22,7 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from trajforge.environments.base import Domain, Observation
+from trajforge.environments.base import Domain, Observation, ReportFacts
 from trajforge.environments.dialogue import is_affirmative
 from trajforge.environments.tasks import IntentSpec, SlotSpec
 from trajforge.schemas.blueprint import TaskBlueprint
@@ -197,11 +197,13 @@ class ScriptedAgent:
         return slots
 
     def _facts(self, kind: str, slots: dict[str, str],
-               observed: Sequence[Observation] | None = None) -> dict[str, str]:
+               observed: Sequence[Observation] | None = None) -> ReportFacts:
+        """``Domain.report_facts``, with what the user said put in the second person."""
         seen = tuple(self.observed if observed is None else observed)
         facts = self.domain.report_facts(kind, slots, seen)
         said = set(slots.values())
-        return {k: (second_person(v) if v in said else v) for k, v in facts.items()}
+        values = {k: (second_person(v) if v in said else v) for k, v in facts.values.items()}
+        return ReportFacts(values, facts.entity, facts.must_say)
 
     # --- the script --------------------------------------------------------------------------
 
@@ -412,7 +414,7 @@ class ScriptedAgent:
     def _action(self, kind: str, spec: IntentSpec, slots: dict[str, str],
                 facts: dict[str, str] | None = None) -> str:
         """What the write will do, in words: the user's wishes over what the tools showed."""
-        values = {**(facts if facts is not None else self._facts(kind, slots)),
+        values = {**(facts if facts is not None else self._facts(kind, slots).values),
                   **{s: second_person(v) for s, v in slots.items()}}
         values.setdefault("reason", "")
         values.setdefault("payment", "")
@@ -433,11 +435,11 @@ class ScriptedAgent:
             yield Say(self.rng.choice(self.domain.slots[slot].questions))
         elif self.form == "different_target":
             facts = self._facts(kind, slots)
-            entity = [e for e in facts.get("_entity", "").split(",") if e]
-            others = siblings(facts[entity[0]], self.observed) if entity else []
+            values = dict(facts.values)
+            others = siblings(values[facts.entity[0]], self.observed) if facts.entity else []
             if others:
-                facts[entity[0]] = others[0]
-            wrong = self._action(kind, spec, slots, facts)
+                values[facts.entity[0]] = others[0]
+            wrong = self._action(kind, spec, slots, values)
             yield Say(self.rng.choice(self._confirm).format(action=wrong))
         return None
 
@@ -473,7 +475,7 @@ class ScriptedAgent:
 
     def _report(self, k: int, kind: str, spec: IntentSpec, slots: dict[str, str], write_at: int) -> Script:
         facts = self._facts(kind, slots)
-        values = {**{s: second_person(v) for s, v in slots.items()}, **facts}
+        values = {**{s: second_person(v) for s, v in slots.items()}, **facts.values}
         values.setdefault("payment", "")
         anything = self.rng.choice(self._anything_else)
         text = render(spec.reports, values, self.rng) or self.rng.choice(self.domain.bare_reports)
@@ -498,11 +500,11 @@ class ScriptedAgent:
                 text = self.rng.choice(self.domain.bare_reports)
         elif self._is(FaultKind.misstatement, k):
             self._spent = True
-            text = self._misstated(kind, spec, slots, values, write_at) or text
+            text = self._misstated(kind, spec, slots, values, facts.entity, write_at) or text
         yield Say(text + " " + anything)
 
     def _misstated(self, kind: str, spec: IntentSpec, slots: dict[str, str], values: dict[str, str],
-                   write_at: int) -> str | None:
+                   entity: tuple[str, ...], write_at: int) -> str | None:
         found = misstatements(self.domain, kind, spec, slots, self.observed, write_at)
         if self.form not in found:
             return None
@@ -514,7 +516,6 @@ class ScriptedAgent:
                 if kept and len(kept) < len(split_sentences(text)):
                     return " ".join(kept)
             return None
-        value_keys = [k for k in values if k not in slots and not k.startswith("_")
-                      and k not in values.get("_entity", "").split(",")]
+        value_keys = [k for k in values if k not in slots and k not in entity]
         return render(spec.reports, {**values, key: second_person(wrong)}, self.rng, need=key,
                        any_of=value_keys if self.form == "wrong_entity_named" else ())

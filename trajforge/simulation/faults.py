@@ -346,10 +346,11 @@ def _report_state(bp: TaskBlueprint, domain: Domain, k: int) -> tuple[Rehearsal,
 def misstatements(domain: Domain, kind: str, spec: IntentSpec, slots: dict[str, str],
                    observed: Sequence[Observation], write_at: int) -> dict[str, tuple[str, str]]:
     """form -> (fact key, the wrong value) for each misstatement this report admits."""
-    facts = domain.report_facts(kind, slots, tuple(observed))
+    reported = domain.report_facts(kind, slots, tuple(observed))
+    facts = reported.values
     used = set().union(*(fields_of(t) for t in spec.reports)) if spec.reports else set()
-    entity = [k for k in facts.get("_entity", "").split(",") if k]
-    values = [k for k in facts if not k.startswith("_") and k not in entity and k in used
+    entity = list(reported.entity)
+    values = [k for k in facts if k not in entity and k in used
               and k not in slots]
     out: dict[str, tuple[str, str]] = {}
     money = [k for k in values if MONEY.match(facts[k])]
@@ -365,7 +366,7 @@ def misstatements(domain: Domain, kind: str, spec: IntentSpec, slots: dict[str, 
             out["wrong_entity_named"] = (entity[0], others[0])
         for other in others:
             for slot in slots:
-                alt = domain.report_facts(kind, {**slots, slot: other}, tuple(observed))
+                alt = domain.report_facts(kind, {**slots, slot: other}, tuple(observed)).values
                 if alt.get(entity[0]) != other:
                     continue
                 diff = [k for k in values if k in alt and alt[k] != facts[k]]
@@ -374,11 +375,11 @@ def misstatements(domain: Domain, kind: str, spec: IntentSpec, slots: dict[str, 
                     break
             if "other_entity" in out:
                 break
-    caveat = facts.get("_caveat")
-    if caveat and caveat in facts and caveat in used:
-        out["omitted_unavailability"] = (caveat, "")
+    for caveat in reported.must_say:
+        if caveat in facts and caveat in used:
+            out["omitted_unavailability"] = (caveat, "")
     if write_at >= 0:
-        before = domain.report_facts(kind, slots, tuple(observed[:write_at]))
+        before = domain.report_facts(kind, slots, tuple(observed[:write_at])).values
         stale = [k for k in values if k in before and before[k] != facts[k]]
         if stale:
             out["stale_value"] = (stale[0], before[stale[0]])
@@ -551,10 +552,9 @@ def fault_forms(bp: TaskBlueprint, domain: Domain) -> dict[FaultKind, dict[int, 
             if any(s in domain.slots and (intents[k].slots.get(s) or bp.user.fact(f"{k}.{s}"))
                    for s in spec.slots):
                 forms.insert(2, "other_question")
-            facts = domain.report_facts(intents[k].kind, dict(intents[k].slots), tuple(rehearsal.observed))
-            entity = [e for e in facts.get("_entity", "").split(",") if e]
-            if entity and facts[entity[0]] in json.dumps(call.arguments) and \
-                    siblings(facts[entity[0]], rehearsal.observed):
+            reported = domain.report_facts(intents[k].kind, dict(intents[k].slots), tuple(rehearsal.observed))
+            named = reported.values.get(reported.entity[0], "") if reported.entity else ""
+            if named and named in json.dumps(call.arguments) and siblings(named, rehearsal.observed):
                 forms.append("different_target")
             add(FaultKind.unconfirmed_write, w, forms)
     for k in sorted({o.intent for o in bp.ground_truth.outputs}):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar
 
-from trajforge.environments.base import Domain, Observation, State, ToolKind
+from trajforge.environments.base import Domain, Observation, ReportFacts, State, ToolKind
 from trajforge.environments.claims import ClaimRecord
 from trajforge.environments.retail import claims
 from trajforge.environments.retail.data import RetailState, build_retail_state
@@ -72,6 +72,6 @@ class RetailDomain(Domain):
         return rules
 
     def report_facts(self, kind: str, slots: dict[str, str],
-                     observed: tuple[Observation, ...]) -> dict[str, str]:
+                     observed: tuple[Observation, ...]) -> ReportFacts:
         writes = frozenset(t.name for t in self.tools.values() if t.kind is ToolKind.write)
         return report_facts(kind, slots, observed, writes)

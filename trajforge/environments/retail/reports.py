@@ -8,10 +8,8 @@ the values its latest tool output showed: the order id as the tool spelled it, t
 verbatim, money as two decimals of the tool's amount (the refund or charge the write appended),
 the price and availability of the asked variant. Nothing here reads the blueprint.
 
-Two keys carry no placeholder but tell a fault injector how the facts are built (the keys
-starting with ``_``): ``_entity``, the comma-separated keys that name the entity; ``_caveat``,
-the key of a fact that must be said whenever the entity is talked about (an unavailable
-variant's unavailability), present only when it applies.
+The ``ReportFacts`` also say which values name the entity (``entity``) and which fact must be
+said whenever the entity is talked about (``must_say``: an unavailable variant's availability).
 """
 
 from __future__ import annotations
@@ -20,7 +18,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from trajforge.environments.base import Observation
+from trajforge.environments.base import Observation, ReportFacts
 
 IN_STOCK = "in stock"
 UNAVAILABLE = "currently unavailable"
@@ -113,11 +111,11 @@ def _appended(before: dict[str, Any] | None, after: dict[str, Any]) -> list[dict
 
 
 def _order_facts(kind: str, order: dict[str, Any], observed: Sequence[Observation],
-                 write_tools: frozenset[str]) -> dict[str, str]:
-    facts = {"order_id": str(order["id"]), "status": str(order["status"]), "_entity": "order_id"}
+                 write_tools: frozenset[str]) -> ReportFacts:
+    facts = {"order_id": str(order["id"]), "status": str(order["status"])}
     before, after = _write_of(order["id"], observed, write_tools)
     if after is None:
-        return facts
+        return ReportFacts(facts, ("order_id",))
     facts["status"] = str(after["status"])
     facts["address"] = address_text(after["address"])
     new = _appended(before, after)
@@ -132,10 +130,10 @@ def _order_facts(kind: str, order: dict[str, Any], observed: Sequence[Observatio
         else:
             facts["difference"] = money(0.0)
             facts["settled"] = "so nothing is charged or refunded"
-    return facts
+    return ReportFacts(facts, ("order_id",))
 
 
-def _product_facts(slots: dict[str, str], observed: Sequence[Observation]) -> dict[str, str]:
+def _product_facts(slots: dict[str, str], observed: Sequence[Observation]) -> ReportFacts:
     name = slots.get("product", "").lower()
     wanted = slots.get("option", "").lower()
     product = None
@@ -143,30 +141,28 @@ def _product_facts(slots: dict[str, str], observed: Sequence[Observation]) -> di
         if obs.error is None and _is_product(obs.result) and str(obs.result["name"]).lower() == name:
             product = obs.result
     if product is None:
-        return {}
-    facts = {"product": str(product["name"]), "_entity": "product,option"}
+        return ReportFacts()
+    facts = {"product": str(product["name"])}
     for variant in product["variants"]:
         if option_text(variant["options"]).lower() == wanted:
             facts["option"] = option_text(variant["options"])
             facts["price"] = money(variant["price"])
             facts["available"] = IN_STOCK if variant["available"] else UNAVAILABLE
-            if not variant["available"]:
-                facts["_caveat"] = "available"
-            return facts
-    return {}
+            return ReportFacts(facts, ("product", "option"), () if variant["available"] else ("available",))
+    return ReportFacts()
 
 
-def _customer_facts(observed: Sequence[Observation]) -> dict[str, str]:
+def _customer_facts(observed: Sequence[Observation]) -> ReportFacts:
     for obs in reversed(observed):
         result = obs.result
         if obs.error is None and isinstance(result, dict) and "payment_methods" in result \
                 and "address" in result:
-            return {"address": address_text(result["address"])}
-    return {}
+            return ReportFacts({"address": address_text(result["address"])})
+    return ReportFacts()
 
 
 def report_facts(kind: str, slots: dict[str, str], observed: Sequence[Observation],
-                 write_tools: frozenset[str]) -> dict[str, str]:
+                 write_tools: frozenset[str]) -> ReportFacts:
     """The values of an intent's report placeholders, from this episode's tool results."""
     if kind == "product_price":
         return _product_facts(slots, observed)
@@ -174,8 +170,8 @@ def report_facts(kind: str, slots: dict[str, str], observed: Sequence[Observatio
         return _customer_facts(observed)
     ref = slots.get("order")
     if not ref:
-        return {}
+        return ReportFacts()
     order = resolve_order(ref, observed)
     if order is None:
-        return {}
+        return ReportFacts()
     return _order_facts(kind, order, observed, write_tools)
