@@ -60,7 +60,7 @@ class RetailDomain(Domain):
         return claims.claim_records(observation)
 
     def names_target(self, state: State, tool_name: str, args: dict[str, Any], text: str) -> bool:
-        return claims.names_target(state, tool_name, args, text, self.canonical_ids)
+        return claims.names_target(state, tool_name, args, text)
 
     def policy_breaches(self, state: State, tool_name: str, args: dict[str, Any],
                         authenticated: str | None) -> list[str]:

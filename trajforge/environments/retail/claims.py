@@ -16,7 +16,8 @@ from trajforge.environments.base import Observation, State
 from trajforge.environments.claims import Attribute, AttributeType, ClaimRecord
 from trajforge.environments.retail.data import RetailState
 
-ID_FORMS: tuple[tuple[str, str], ...] = ((r"(?<![\w#])#?[Ww](\d{7})\b", r"#W\1"),)
+_ORDER_FORM = r"(?<![\w#])#?[Ww](\d{7})\b"  # "#W1234567", "W1234567", "w1234567"
+ID_FORMS: tuple[tuple[str, str], ...] = ((_ORDER_FORM, r"#W\1"),)
 STATUSES = ("pending", "processed", "shipped", "delivered", "cancelled", "return requested",
             "exchange requested")
 ATTRIBUTES = (
@@ -29,7 +30,6 @@ ATTRIBUTES = (
               state_if=False),
 )
 _RECENT = re.compile(r"\b(most recent|latest|newest|last)\b(\s+\w+){0,2}\s+order\b", re.IGNORECASE)
-_ORDER_ID = re.compile(r"#W\d{7}")
 _PROFILE = re.compile(r"\b(profile|account)\b", re.IGNORECASE)
 
 
@@ -41,6 +41,11 @@ def _objects(value: Any) -> Iterator[dict[str, Any]]:
     elif isinstance(value, list):
         for v in value:
             yield from _objects(v)
+
+
+def order_ids(text: str) -> list[str]:
+    """The order ids ``text`` names, in their canonical form (``#W1234567``)."""
+    return ["#W" + digits for digits in re.findall(_ORDER_FORM, text)]
 
 
 def claim_records(observation: Observation) -> list[ClaimRecord]:
@@ -68,7 +73,7 @@ def claim_records(observation: Observation) -> list[ClaimRecord]:
     return out
 
 
-def names_target(state: State, tool_name: str, args: dict[str, Any], text: str, canonical: Any) -> bool:
+def names_target(state: State, tool_name: str, args: dict[str, Any], text: str) -> bool:
     """A confirmation request names a write's order by its id (``#W1234567``, ``W1234567``), by
     an item only that order of the customer holds ("the Desk Lamp"), or as "your most recent
     order" when it is; a profile write by "profile"/"account". When the request gives order
@@ -77,9 +82,9 @@ def names_target(state: State, tool_name: str, args: dict[str, Any], text: str, 
     if "order_id" not in args:
         return "customer_id" not in args or bool(_PROFILE.search(text))
     order_id = str(args["order_id"])
-    named = set(_ORDER_ID.findall(canonical(text)))
+    named = set(order_ids(text))
     if named:  # an id, when given, decides: "the Desk Lamp in #W2" for #W1's lamp names #W2
-        return named == {canonical(order_id)}
+        return named == set(order_ids(order_id))
     order = state.orders.get(order_id)
     if order is None:
         return False

@@ -14,15 +14,14 @@ said whenever the entity is talked about (``must_say``: an unavailable variant's
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from trajforge.environments.base import Observation, ReportFacts
+from trajforge.environments.retail.claims import order_ids
 
 IN_STOCK = "in stock"
 UNAVAILABLE = "currently unavailable"
-_ORDER_ID = re.compile(r"#?\s*W?(\d{7})\b", re.IGNORECASE)
 _SWAPS = ("modify_items", "exchange_items")
 
 
@@ -62,9 +61,9 @@ def resolve_order(ref: str, observed: Sequence[Observation]) -> dict[str, Any] |
     """The latest version of the order ``ref`` names, among the orders the tools showed."""
     orders = _orders(observed)
     latest = {oid: versions[-1][1] for oid, versions in orders.items()}
-    match = _ORDER_ID.search(ref)
-    if match:
-        return next((o for oid, o in latest.items() if oid.lstrip("#W") == match.group(1)), None)
+    named = order_ids(ref)
+    if named:
+        return latest.get(named[0])
     low = ref.lower()
     if "recent" in low or "latest" in low or "last order" in low:
         if not latest:
