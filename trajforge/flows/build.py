@@ -25,15 +25,10 @@ the flow, and the invocation's record says ``failed`` with the error.
 
 from __future__ import annotations
 
-import ast
 import hashlib
-import importlib.util
-import sys
 import time
 import uuid
 from collections.abc import Callable
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger, task
@@ -43,7 +38,6 @@ from prefect.utilities.annotations import quote
 
 import trajforge
 from trajforge.config import run_config
-from trajforge.environments.registry import load_domain_class
 from trajforge.flows import progress as build_progress
 from trajforge.flows.retry import retry_transient
 from trajforge.flows.runners import check_runner, make_task_runner
@@ -53,6 +47,7 @@ from trajforge.schemas.config import RunConfig
 from trajforge.schemas.trajectory import Verdict
 from trajforge.simulation.batch import SimulatedBatch, simulate_batch
 from trajforge.simulation.worker_state import config_domain, thread_context
+from trajforge.sources import domain_sources, module_closure, source_digest
 from trajforge.store import RunStore
 from trajforge.store.builds import (
     BuildResult,
@@ -73,62 +68,12 @@ Progress = Callable[[BatchSummary], None]
 _BATCH_ENTRY = "trajforge.store.builds"
 
 
-def _imports(path: Path, package: str) -> set[str]:
-    """The trajforge modules a source file imports, at the top or inside functions."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_bytes())):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
-            found.add(base)
-            found.update(f"{base}.{a.name}" for a in node.names)  # "from pkg import module"
-    return {m for m in found if m == "trajforge" or m.startswith("trajforge.")}
-
-
-@cache
-def _module_closure(entry: str) -> tuple[Path, ...]:
-    """The source files of ``entry`` and every trajforge module it imports, transitively."""
-    seen: dict[str, Path] = {}
-    todo = [entry]
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        try:
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):  # "from module import function": not a module
-            spec = None
-        if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
-            continue
-        path = Path(spec.origin)
-        seen[name] = path
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        todo.extend(_imports(path, package) - set(seen))
-    return tuple(sorted(set(seen.values())))
-
-
-def _domain_sources(domain: str) -> tuple[Path, ...]:
-    """The source files of the package that holds the domain (a plug-in's, or a built-in's)."""
-    module = sys.modules[load_domain_class(domain).__module__]
-    origin = Path(module.__file__ or "")
-    folder = origin.parent if (module.__package__ or "") else None
-    return tuple(sorted(folder.rglob("*.py"))) if folder is not None else (origin,)
-
-
 def code_version(domain: str) -> str:
     """Digest of trajforge's version and of the code a batch's rows depend on: the modules the
     batch computation imports (derived from the import statements, so moving code keeps them
     covered) and the source of the configured domain's package."""
-    root = Path(trajforge.__file__).parent.parent
-    digest = hashlib.sha256(trajforge.__version__.encode())
-    for path in sorted(set(_module_closure(_BATCH_ENTRY)) | set(_domain_sources(domain))):
-        name = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
-        digest.update(name.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
+    code = source_digest(module_closure(_BATCH_ENTRY) + domain_sources(domain))
+    return hashlib.sha256(f"{trajforge.__version__}\0{code}".encode()).hexdigest()[:16]
 
 
 # --- stage tasks: one stage function each, run inside the batch task on its worker -----------

@@ -12,77 +12,20 @@ gives a new version (and a new verdict set) rather than overwriting the old one.
 
 from __future__ import annotations
 
-import ast
 import hashlib
-import importlib.util
-import sys
 from collections.abc import Sequence
 from functools import cache
-from pathlib import Path
 
-from trajforge.environments.registry import load_domain_class
 from trajforge.schemas.trajectory import Verdict
+from trajforge.sources import domain_sources, module_closure, source_digest
 
 _ENTRY = "trajforge.verifiers.checks"
 _COVERED = ("trajforge.verifiers", "trajforge.environments")
 
 
-def _covered(name: str) -> bool:
-    return any(name == p or name.startswith(p + ".") for p in _COVERED)
-
-
-def _imported(path: Path, package: str) -> set[str]:
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_bytes())):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
-            found.add(base)
-            found.update(f"{base}.{a.name}" for a in node.names)  # "from package import module"
-    return {m for m in found if _covered(m)}
-
-
-@cache
-def check_sources() -> tuple[Path, ...]:
-    """The source files the checks are made of (see the module docstring)."""
-    seen: dict[str, Path] = {}
-    todo = [_ENTRY]
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        try:
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):  # "from module import function": not a module
-            spec = None
-        if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
-            continue
-        path = Path(spec.origin)
-        seen[name] = path
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        todo.extend(_imported(path, package) - set(seen))
-    return tuple(sorted(set(seen.values())))
-
-
-def _domain_sources(domain: str) -> tuple[Path, ...]:
-    module = sys.modules[load_domain_class(domain).__module__]
-    origin = Path(module.__file__ or "")
-    return tuple(sorted(origin.parent.rglob("*.py"))) if module.__package__ else (origin,)
-
-
 @cache
 def _code_digest(domain: str) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(set(check_sources()) | set(_domain_sources(domain))):
-        # the file's name inside its package, so the digest does not depend on the install path
-        parts = path.parts
-        name = "/".join(parts[parts.index("trajforge"):]) if "trajforge" in parts else path.name
-        digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    return source_digest(module_closure(_ENTRY, _COVERED) + domain_sources(domain))
 
 
 def verifier_version(domain: str, checks: Sequence[str]) -> str:
