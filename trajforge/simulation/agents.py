@@ -105,9 +105,9 @@ class ScriptedAgent:
         self.domain = domain
         self.rng = rng
         self.fault = fault
-        chosen = wording or Wording()
-        self._confirm = chosen.confirm or CONFIRM
-        self._anything_else = chosen.anything_else or ANYTHING_ELSE
+        self.wording = wording or Wording()
+        self._confirm = self.wording.confirm or CONFIRM
+        self._anything_else = self.wording.anything_else or ANYTHING_ELSE
         self.name = f"scripted:{'faulty' if fault else 'oracle'}"
         self.heard: list[str] = []
         self._ids = itertools.count(1)
@@ -399,7 +399,8 @@ class ScriptedAgent:
             else:
                 text = None
                 reply = yield Say(self.rng.choice(self._confirm).format(action=action))
-                if not is_affirmative(getattr(reply, "content", "")):
+                answer = getattr(reply, "content", "") or ""
+                if not (is_affirmative(answer) or self.wording.consents(answer)):
                     if not redirected:
                         redirected, kind = True, intent.kind
                     continue

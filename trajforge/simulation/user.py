@@ -107,10 +107,11 @@ class ScriptedUser:
         if last is None:
             return UserReply(UserMessage(content=self._opening()))
         text = last.content or ""
-        if is_confirmation_request(text):
+        offer = self.wording.offers_more_help(text)
+        if not offer and (is_confirmation_request(text) or self.wording.asks_confirmation(text)):
             self.lost = 0
             return UserReply(UserMessage(content=self._confirm()))
-        if asks_anything_else(text):
+        if offer or asks_anything_else(text):
             self.lost = 0
             if self.current + 1 < len(self.kinds):
                 self.current += 1

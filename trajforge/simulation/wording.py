@@ -37,6 +37,26 @@ class Wording:
     consent: tuple[str, ...] | None = None
     closing: tuple[str, ...] | None = None
 
+    # The scripted policies know their own phrasebook: with these wordings the user knows an
+    # offer of more help or a confirmation request, and the agent a consent, by the bank's
+    # phrasings as well as by the dialogue-act recogniser, so the dialogue flows as it would
+    # between two models and a check meets the wording with only the recogniser to read it.
+
+    def offers_more_help(self, text: str) -> bool:
+        return any(text.endswith(offer) for offer in self.anything_else or ())
+
+    def asks_confirmation(self, text: str) -> bool:
+        return any(_frame(template).search(text) for template in self.confirm or ())
+
+    def consents(self, text: str) -> bool:
+        return text in (self.consent or ())
+
+
+@cache
+def _frame(template: str) -> re.Pattern[str]:
+    head, _, tail = template.partition("{action}")
+    return re.compile(re.escape(head) + ".+" + re.escape(tail) + "$", re.DOTALL)
+
 
 def _last_sentence(text: str) -> str:
     for end in (". ", "! ", "? "):
