@@ -37,7 +37,9 @@ FORMAT_PURPOSE = {
     "preferences": "DPO-style pairs: shared `prompt`, `chosen` / `rejected` agent turns, failing checks named",
     "sharegpt": ("LLaMA-Factory ShareGPT: `conversations` (human / gpt / function_call / observation), "
                  "`system`, `tools`"),
-    "openai": "OpenAI chat fine-tuning rows (`arguments` as JSON text); also as `openai/<split>.jsonl`",
+    "openai": "OpenAI chat fine-tuning rows (`arguments` as JSON text) with a `metadata` object "
+              "(trajectory, blueprint, run, termination) that `trajforge verify --input` reads back; "
+              "also as `openai/<split>.jsonl`",
     "rl_tasks": "one row per blueprint: environment, opening prompt, tools and what the verifiers check, for RL",
 }
 
