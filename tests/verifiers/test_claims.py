@@ -163,3 +163,34 @@ def test_what_names_a_write_target(domain: RetailDomain, how: str) -> None:
                "state": "TX", "zip": "00000"}
     assert domain.names_target(state, "modify_customer_address", profile, "update the address on your profile?")
     assert not domain.names_target(state, "modify_customer_address", profile, "update it?")
+
+
+def test_an_address_or_a_date_said_of_the_wrong_order_fails(domain: RetailDomain) -> None:
+    state = _state(domain)
+    for customer in state.customers.values():
+        orders = [state.orders[o] for o in customer.order_ids if state.orders[o].status == "pending"]
+        others = [state.orders[o] for o in customer.order_ids]
+        if orders and any(o.placed_on[5:] != orders[0].placed_on[5:] for o in others):
+            break
+    else:
+        raise AssertionError("no customer fits")
+    target = orders[0]
+    other = next(o for o in others if o.placed_on[5:] != target.placed_on[5:])
+    env = domain.environment()
+    messages: list[Message] = [UserMessage(content="change the address")]
+    messages += _read(domain, env, "get_order_details", {"order_id": other.id}, 0)
+    args = {"order_id": target.id, "address1": "9 Elm St", "address2": "", "city": "Austin", "state": "TX",
+            "zip": "78701"}
+    messages += _read(domain, env, "modify_pending_order_address", args, 1)
+    new = "9 Elm St, Austin, TX 78701"
+    # a confirmation-like proposal states nothing; the report after the write does
+    assert claim_problems(domain, messages + [AssistantMessage(content=f"I can send {other.id} to {new}.")]) == []
+    assert claim_problems(domain, messages + [AssistantMessage(content=f"Order {target.id} now ships to {new}.")]) == []
+    wrong = claim_problems(domain, messages + [AssistantMessage(content=f"Order {other.id} now ships to {new}.")])
+    assert wrong and "address" in wrong[0]["why"]
+    month = ("January February March April May June July August September October November December"
+             .split()[int(target.placed_on[5:7]) - 1])
+    day = int(target.placed_on[8:])
+    for said in (target.placed_on, f"{month} {day}", f"{day} {month} {target.placed_on[:4]}"):
+        assert claim_problems(domain, messages + [AssistantMessage(content=f"Order {target.id} was placed on {said}.")]) == []
+        assert claim_problems(domain, messages + [AssistantMessage(content=f"Order {other.id} was placed on {said}.")])

@@ -22,6 +22,8 @@ class AttributeType(StrEnum):
     status = "status"  # one word or phrase of a closed vocabulary ("pending", "return requested")
     money = "money"  # an amount: "$12.50"
     flag = "flag"  # a yes/no property stated in words ("available" / "out of stock")
+    phrase = "phrase"  # a free-text value the tools showed for some entity, said verbatim (an address)
+    date = "date"  # a calendar date: "2026-05-19", "May 19, 2026", "19 May"
 
 
 @dataclass(frozen=True)

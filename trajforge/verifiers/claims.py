@@ -9,7 +9,11 @@ How claims are found (structured patterns per attribute type, from the domain's 
   (as)", "status"); "only pending orders can be cancelled" states no status; a negation in
   the cue ("is not delivered") states that the status is something else;
 - **flag**: one of the attribute's ``no`` phrases ("out of stock"), or a ``yes`` phrase
-  ("available"), read as ``no`` after a negation ("not available", "isn't in stock").
+  ("available"), read as ``no`` after a negation ("not available", "isn't in stock");
+- **phrase**: a value the tools showed for any entity of the attribute (an address), said
+  verbatim, in a sentence that states rather than proposes (none of "can", "could", "would",
+  "shall", "'ll", "going to", "to confirm": a confirmation describes what a write will do);
+- **date**: an ISO date or a month-name date ("May 19", "19 May 2026").
 
 Sentences that are questions state nothing. Each claim belongs to the entity named nearest to
 it in its sentence among the records that have that attribute, or else to the last such entity
@@ -41,6 +45,14 @@ _CUES = {"is", "was", "are", "were", "been", "now", "currently", "still", "shows
          "showing", "marked", "status", "as", "reads", "listed", "s"}
 _NEGATIONS = {"not", "no", "never", "isn", "wasn", "aren", "t", "longer"}
 _WORD = re.compile(r"[a-z0-9]+")
+_PROPOSAL = re.compile(r"\b(can|could|would|shall|should|'ll|will be able|going to|to confirm|plan|like me to|"
+                       r"want me to|about to)\b", re.IGNORECASE)
+_MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
+                                       "nov", "dec"), start=1)}
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+_NAMED_DATE = re.compile(rf"\b(?:(?P<m1>{_MONTH})\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?|(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?"
+                         rf"\s+(?:of\s+)?(?P<m2>{_MONTH}))(?:,?\s+(?P<y>\d{{4}}))?\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -65,12 +77,37 @@ def _words_before(sentence: str, at: int, n: int = 3) -> list[str]:
     return _WORD.findall(sentence[:at].lower())[-n:]
 
 
-def find_claims(sentence: str, attributes: Sequence[Attribute]) -> list[Claim]:
-    """The typed claims a declarative sentence makes (none for a question)."""
+def _dates(sentence: str) -> Iterable[tuple[int, str, str]]:
+    """(offset, ISO month-day or full date, the text) of each date in a sentence."""
+    for m in _ISO_DATE.finditer(sentence):
+        yield m.start(), m.group(0), m.group(0)
+    for m in _NAMED_DATE.finditer(sentence):
+        month = _MONTHS[(m.group("m1") or m.group("m2"))[:3].lower()]
+        day = int(m.group("d1") or m.group("d2"))
+        year = m.group("y")
+        yield m.start(), (f"{year}-" if year else "") + f"{month:02d}-{day:02d}", m.group(0)
+
+
+def find_claims(sentence: str, attributes: Sequence[Attribute],
+                phrases: dict[str, set[str]] | None = None) -> list[Claim]:
+    """The typed claims a declarative sentence makes (none for a question). ``phrases``: for
+    each phrase attribute, the values the tools showed for any entity."""
     if sentence.rstrip().endswith("?"):
         return []
     out: list[Claim] = []
+    proposes = bool(_PROPOSAL.search(sentence))
     for attribute in attributes:
+        if attribute.type is AttributeType.phrase:
+            if proposes:
+                continue
+            for value in sorted((phrases or {}).get(attribute.name, ()), key=len, reverse=True):
+                m = _phrase(value).search(sentence)
+                if m:
+                    out.append(Claim(attribute, value, False, m.start(), m.group(0)))
+            continue
+        if attribute.type is AttributeType.date:
+            out += [Claim(attribute, value, False, at, text) for at, value, text in _dates(sentence)]
+            continue
         if attribute.type is AttributeType.money:
             for m in _MONEY.finditer(sentence):
                 out.append(Claim(attribute, float(m.group(1).replace(",", "")), False, m.start(), m.group(0)))
@@ -87,8 +124,8 @@ def find_claims(sentence: str, attributes: Sequence[Attribute]) -> list[Claim]:
                     out.append(Claim(attribute, value, bool(_NEGATIONS & set(before)), m.start(), m.group(0)))
         else:
             taken = []
-            for phrases, flag in ((attribute.no, False), (attribute.yes, True)):
-                for phrase in phrases:
+            for words, flag in ((attribute.no, False), (attribute.yes, True)):
+                for phrase in words:
                     for m in _phrase(phrase).finditer(sentence):
                         if any(a < m.end() and m.start() < b for a, b in taken):
                             continue
@@ -100,6 +137,10 @@ def find_claims(sentence: str, attributes: Sequence[Attribute]) -> list[Claim]:
 
 def _holds(claim: Claim, record: ClaimRecord) -> bool:
     shown = record.values.get(claim.attribute.name, ())
+    if claim.attribute.type is AttributeType.date:  # a month and day match the date they name
+        return any(str(v) == claim.value or str(v)[5:] == claim.value for v in shown)
+    if claim.attribute.type is AttributeType.phrase:
+        return any(str(v).lower() == claim.value.lower() for v in shown)
     if claim.attribute.type is AttributeType.money:
         return any(isinstance(v, (int, float)) and abs(float(v) - claim.value) < 0.005 for v in shown)
     if claim.attribute.type is AttributeType.status:
@@ -152,12 +193,14 @@ def message_problems(domain: Domain, text: str, latest: dict[tuple[str, str], Cl
     """What is wrong with the claims of one agent message, given the latest record per entity."""
     mentions = _Mentions(domain)
     records = list(latest.values())
+    phrases: dict[str, set[str]] = {a.name: {str(v) for r in records for v in r.values.get(a.name, ())}
+                                    for a in domain.claim_attributes if a.type is AttributeType.phrase}
     context: list[ClaimRecord] = []
     problems: list[str] = []
     claimed: dict[tuple[str, str], set[str]] = {}
     for sentence in sentences(text):
         named = mentions.named(records, sentence)
-        for claim in find_claims(sentence, domain.claim_attributes):
+        for claim in find_claims(sentence, domain.claim_attributes, phrases):
             owner = _owner(claim, named, context)
             if owner is None:
                 problems.append(f"states {claim.attribute.name} '{claim.text}' without naming what it is about")

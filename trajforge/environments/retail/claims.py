@@ -2,8 +2,9 @@
 
 Entities: orders (named by id, with or without ``#``), products (by name) and their variants
 (by product name plus every option value), gift cards (by id). Attributes: an order's status,
-amounts (an order's payments, refunds, item prices and total; a variant's price; a card's
-balance), and a variant's availability, which must be said whenever its price is.
+shipping address and date placed, amounts (an order's payments, refunds, item prices and total;
+a variant's price; a card's balance), and a variant's availability, which must be said whenever
+its price is.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from trajforge.environments.base import Observation, State
 from trajforge.environments.claims import Attribute, AttributeType, ClaimRecord
-from trajforge.environments.retail.data import RetailState
+from trajforge.environments.retail.data import RetailState, address_text
 
 _ORDER_FORM = r"(?<![\w#])#?[Ww](\d{7})\b"  # "#W1234567", "W1234567", "w1234567"
 ID_FORMS: tuple[tuple[str, str], ...] = ((_ORDER_FORM, r"#W\1"),)
@@ -23,6 +24,8 @@ STATUSES = ("pending", "processed", "shipped", "delivered", "cancelled", "return
 ATTRIBUTES = (
     Attribute("status", AttributeType.status, vocabulary=STATUSES + ("canceled",)),
     Attribute("amount", AttributeType.money),
+    Attribute("address", AttributeType.phrase),
+    Attribute("date", AttributeType.date),
     Attribute("available", AttributeType.flag,
               yes=("available", "in stock", "available to order", "can be ordered"),
               no=("unavailable", "out of stock", "sold out", "not in stock", "no longer available",
@@ -58,7 +61,9 @@ def claim_records(observation: Observation) -> list[ClaimRecord]:
             status = "cancelled" if obj["status"] == "canceled" else obj["status"]
             out.append(ClaimRecord("order", obj["id"], ((obj["id"],),),
                                    {"status": (status, "canceled") if status == "cancelled" else (status,),
-                                    "amount": tuple(a for a in amounts if a is not None)}))
+                                    "amount": tuple(a for a in amounts if a is not None),
+                                    "address": (address_text(obj["address"]),) if obj.get("address") else (),
+                                    "date": (str(obj.get("placed_on")),)}))
         elif "variants" in obj and isinstance(obj.get("name"), str):
             variants = obj["variants"] or []
             out.append(ClaimRecord("product", str(obj.get("id")), ((obj["name"],),),

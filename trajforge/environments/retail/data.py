@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from typing import Literal
+from typing import Any, Literal
 
 from trajforge.environments.base import State
 from trajforge.schemas.base import Record
@@ -98,6 +98,18 @@ class Order(Record):
     @property
     def total(self) -> float:
         return round(sum(i.price for i in self.items), 2)
+
+
+def address_text(a: Address | dict[str, Any]) -> str:
+    """An address as one line of prose: "12 Oak St, Apt 4, Austin, TX 78701"."""
+    d = a.model_dump() if isinstance(a, Address) else a
+    parts = [d["address1"]] + ([d["address2"]] if d.get("address2") else []) + [f"{d['city']}, {d['state']} {d['zip']}"]
+    return ", ".join(parts)
+
+
+def money(value: float) -> str:
+    """An amount as the agent says it: two decimals, no sign."""
+    return f"{abs(value):.2f}"
 
 
 class RetailState(State):

@@ -19,20 +19,11 @@ from typing import Any
 
 from trajforge.environments.base import Observation, ReportFacts
 from trajforge.environments.retail.claims import order_ids
+from trajforge.environments.retail.data import address_text, money
 
 IN_STOCK = "in stock"
 UNAVAILABLE = "currently unavailable"
 _SWAPS = ("modify_items", "exchange_items")
-
-
-def money(value: float) -> str:
-    return f"{abs(value):.2f}"
-
-
-def address_text(a: dict[str, Any]) -> str:
-    parts = [a["address1"]] + ([a["address2"]] if a.get("address2") else []) + \
-            [f"{a['city']}, {a['state']} {a['zip']}"]
-    return ", ".join(parts)
 
 
 def option_text(options: dict[str, str]) -> str:

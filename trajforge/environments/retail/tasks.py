@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any
 
 from trajforge.environments.base import Environment
-from trajforge.environments.retail.data import Customer, Order, RetailState, _address
+from trajforge.environments.retail.data import Customer, Order, RetailState, _address, address_text, money
 from trajforge.environments.retail.policy import CANCEL_REASONS, price_difference
 from trajforge.environments.tasks import (
     DraftCall,
@@ -40,15 +40,6 @@ ORDER_STATUSES: dict[str, tuple[str, ...] | None] = {
 KIND_WEIGHTS = {"cancel_order": 3, "modify_address": 2, "modify_payment": 2, "modify_items": 2,
                 "return_items": 4, "exchange_items": 3, "update_profile_address": 1,
                 "order_status": 1, "product_price": 1}
-
-
-def address_text(a: Any) -> str:
-    parts = [a.address1] + ([a.address2] if a.address2 else []) + [f"{a.city}, {a.state} {a.zip}"]
-    return ", ".join(parts)
-
-
-def money(value: float) -> str:
-    return f"{abs(value):.2f}"
 
 
 class _Builder:
