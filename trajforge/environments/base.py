@@ -174,9 +174,16 @@ def _strip_titles(schema: Any) -> Any:
     return schema
 
 
+# a domain that declares no account parameters: a ``user_id`` argument scopes a call to an account
+DEFAULT_ACCOUNT_PARAMS = frozenset({"user_id"})
+
+
 @cache
-def toolkit_tools(cls: type[Toolkit]) -> dict[str, ToolDef]:
-    """The tools of a toolkit class with their schemas and argument validators (built once)."""
+def toolkit_tools(cls: type[Toolkit],
+                  account_params: frozenset[str] = DEFAULT_ACCOUNT_PARAMS) -> dict[str, ToolDef]:
+    """The tools of a toolkit class with their schemas and argument validators (built once per
+    class and declaration). ``account_params``: the parameter names that scope a call to an
+    account (``Domain.account_params``); each tool's ``ToolDef.account_params`` are those it has."""
     tools: dict[str, ToolDef] = {}
     for name, fn in inspect.getmembers(cls, inspect.isfunction):
         kind = getattr(fn, _TOOL_ATTR, None)
@@ -199,7 +206,7 @@ def toolkit_tools(cls: type[Toolkit]) -> dict[str, ToolDef]:
         parameters.setdefault("properties", {})
         spec = ToolSpec(function=FunctionSpec(name=name, description=description,
                                               parameters=parameters))
-        account = tuple(p for p in fields if p in ("customer_id", "order_id", "user_id"))
+        account = tuple(p for p in fields if p in account_params)
         tools[name] = ToolDef(name=name, kind=kind, spec=spec, args_model=args_model,
                               account_params=account)
     if not tools:
@@ -356,6 +363,13 @@ class Domain(ABC):
     id_forms: ClassVar[tuple[tuple[str, str], ...]] = ()
     # the attributes an agent may state about entities (environments.claims), for grounded_claims
     claim_attributes: ClassVar[tuple[Any, ...]] = ()
+    # the parameters that scope a call to an account (its owner must be the authenticated user):
+    # the authentication check and the account-targeting faults read them
+    account_params: ClassVar[frozenset[str]] = DEFAULT_ACCOUNT_PARAMS
+    # the parameters whose values reference entities (an id, an ISBN, a card number: a value the
+    # agent must have been given or shown before it uses one), for grounded_ids and the id faults;
+    # None: every parameter named ``*_id`` or ``*_ids``
+    entity_params: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, size: int = 300, seed: int = 0) -> None:
         self.size = size
@@ -363,7 +377,7 @@ class Domain(ABC):
         self.template = self.build_state(random.Random(seed), size)
         self.hasher = StateHasher(self.template)
         # mypy does not see a type[X] value as Hashable (a class object is), hence the ignore
-        self.tools = toolkit_tools(self.toolkit_type)  # type: ignore[arg-type]
+        self.tools = toolkit_tools(self.toolkit_type, self.account_params)  # type: ignore[arg-type]
 
     @classmethod
     @abstractmethod
@@ -404,6 +418,12 @@ class Domain(ABC):
         """Policy rules a call would break in ``state``, as rule ids. Default: none."""
         return []
 
+    def references_entity(self, param: str) -> bool:
+        """Whether a tool parameter's values reference entities (``entity_params``)."""
+        if self.entity_params is None:
+            return param.endswith(("_id", "_ids"))
+        return param in self.entity_params
+
     def canonical_ids(self, text: str) -> str:
         """``text`` with every id in the domain's canonical form (``id_forms``)."""
         for pattern, replacement in self.id_forms:
@@ -417,10 +437,11 @@ class Domain(ABC):
 
     def names_target(self, state: State, tool_name: str, args: dict[str, Any], text: str) -> bool:
         """Whether ``text`` (a confirmation request) names what the write ``tool_name(args)``
-        acts on, so a yes to it is a yes to this write. Default: every id-valued argument
-        (``*_id``) appears in it, compared after ``canonical_ids``."""
+        acts on, so a yes to it is a yes to this write. Default: every single entity-valued
+        argument (``references_entity``) appears in it, compared after ``canonical_ids``."""
         said = self.canonical_ids(text)
-        return all(self.canonical_ids(str(v)) in said for k, v in args.items() if k.endswith("_id"))
+        return all(self.canonical_ids(str(v)) in said for k, v in args.items()
+                   if self.references_entity(k) and not isinstance(v, list))
 
     def report_facts(self, kind: str, slots: dict[str, str],
                      observed: tuple[Observation, ...]) -> ReportFacts:

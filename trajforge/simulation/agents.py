@@ -234,7 +234,7 @@ class ScriptedAgent:
             if made is not None:
                 yield Call(call.name, made[0], raw=made[1])
         if self._is(FaultKind.hallucinated_id, t, "read_near_miss", "misheard_user_id"):
-            scalar, _ = id_params(call.arguments)
+            scalar, _ = id_params(self.domain, call.arguments)
             keys = [k for k in scalar if self.form != "misheard_user_id" or self._has(call.arguments[k])]
             for key in keys:
                 bad = mutate_id(call.arguments[key], self.rng, self._texts,
@@ -249,7 +249,7 @@ class ScriptedAgent:
                 self._spent = True
                 yield Call(example[0], example[1])
         if self._is(FaultKind.hallucinated_id, t, "write_near_miss", "write_list_element"):
-            scalar, lists = id_params(call.arguments)
+            scalar, lists = id_params(self.domain, call.arguments)
             account = set(self.domain.tools[call.name].account_params)
             keys = [k for k in scalar if k in account] if self.form == "write_near_miss" else lists
             for key in keys:

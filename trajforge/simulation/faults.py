@@ -248,10 +248,10 @@ def _writes(bp: TaskBlueprint) -> list[int]:
     return [i for i, c in enumerate(bp.ground_truth.calls) if c.kind == "write"]
 
 
-def id_params(args: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """(scalar, list) argument names whose values are ids."""
-    scalar = [k for k, v in args.items() if isinstance(v, str) and (k.endswith("_id") or k == "id")]
-    lists = [k for k, v in args.items() if isinstance(v, list) and v and k.endswith("_ids")]
+def id_params(domain: Domain, args: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(scalar, list) argument names whose values reference entities (``references_entity``)."""
+    scalar = [k for k, v in args.items() if isinstance(v, str) and (domain.references_entity(k) or k == "id")]
+    lists = [k for k, v in args.items() if isinstance(v, list) and v and domain.references_entity(k)]
     return scalar, lists
 
 
@@ -273,7 +273,7 @@ def call_variants(domain: Domain, rehearsal: Rehearsal, call: GroundTruthCall, f
     "ok" (accepted, no rule broken, a different outcome) or "refused" (a rule broken)."""
     args = dict(call.arguments)
     texts = rehearsal.texts
-    scalar, lists = id_params(args)
+    scalar, lists = id_params(domain, args)
     account = set(domain.tools[call.name].account_params)
     candidates: list[dict[str, Any]] = []
     if form in ("other_entity_scalar", "other_scalar_id", "ineligible_target", "combined"):
@@ -444,7 +444,7 @@ def bad_arguments(domain: Domain, call: GroundTruthCall, form: str) -> tuple[dic
     elif form == "extra_parameter":
         others = sorted({p for t in domain.tools.values()
                          for p in t.spec.function.parameters.get("properties", {})
-                         if p not in props and not p.endswith(("_id", "_ids"))})
+                         if p not in props and not domain.references_entity(p)})
         extra = others[0] if others else "note"
         bad = {**args, extra: "as discussed"}
     elif form == "not_json_object":
@@ -475,7 +475,7 @@ def _call_forms(bp: TaskBlueprint, domain: Domain, kind: FaultKind, t: int,
         if call.arguments:
             forms += ["compact_json", "spacing_changed"]
     elif kind is FaultKind.hallucinated_id:
-        scalar, lists = id_params(call.arguments)
+        scalar, lists = id_params(domain, call.arguments)
         rehearsal = rehearse(bp, domain, t)
         seen = rehearsal.texts + list(bp.user.known_facts.values()) + list(bp.user.hidden_facts.values())
         facts = {v for key, v in {**bp.user.known_facts, **bp.user.hidden_facts}.items()
@@ -516,7 +516,7 @@ def example_read(domain: Domain, rng: random.Random, seen: Sequence[str]) -> tup
             continue
         props = tool.spec.function.parameters.get("properties", {})
         required = tool.spec.function.parameters.get("required", [])
-        if len(required) != 1 or not required[0].endswith("_id"):
+        if len(required) != 1 or not domain.references_entity(required[0]):
             continue
         example = _EXAMPLE.search(str(props[required[0]].get("description", "")))
         if example and _shape(example.group(1)):

@@ -222,10 +222,11 @@ def check_tool_schema(ctx: Context) -> CheckResult:
     return CheckResult(True)
 
 
-def _id_values(arguments: dict[str, Any]) -> list[str]:
+def _id_values(domain: Domain, arguments: dict[str, Any]) -> list[str]:
+    """The values of the arguments that reference entities, as the domain declares them."""
     out = []
     for key, value in arguments.items():
-        if key.endswith("_id") or key.endswith("_ids"):
+        if domain.references_entity(key):
             out += [str(v) for v in (value if isinstance(value, list) else [value])]
     return out
 
@@ -238,7 +239,7 @@ def check_grounded_ids(ctx: Context) -> CheckResult:
             continue
         seen = ctx.domain.canonical_ids(" ".join(m.content for m in messages[:record.index]
                                                  if isinstance(m, (UserMessage, ToolMessage))))
-        for value in _id_values(record.arguments):
+        for value in _id_values(ctx.domain, record.arguments):
             if ctx.domain.canonical_ids(value) not in seen:
                 problems.append({"call": record.call.name, "id": value})
     if problems:

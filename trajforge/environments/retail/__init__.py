@@ -30,6 +30,9 @@ class RetailDomain(Domain):
     entity_pattern = r"#W\d{7}|\b\d{10}\b|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b\d{5}\b"
     id_forms = claims.ID_FORMS
     claim_attributes = claims.ATTRIBUTES
+    account_params = frozenset({"customer_id", "order_id"})
+    entity_params = frozenset({"customer_id", "order_id", "product_id", "payment_method_id",
+                               "item_ids", "new_item_ids"})
 
     @classmethod
     def build_state(cls, rng: random.Random, size: int) -> State:
