@@ -248,22 +248,33 @@ def deploy(
 
 @app.command()
 def domains() -> None:
-    """List the installed domains with their tools and policy rules."""
+    """List the installed domains with their tools and policy rules; each broken one is one
+    line on stderr, ``NAME: broken: PROBLEM (SOURCE)``. Exits 0 when at least one domain loads,
+    2 when none does (or two packages register one name)."""
+    from trajforge.environments.base import ToolKind, toolkit_tools
     from trajforge.environments.registry import domain_names, load_domain_class
+    from trajforge.environments.validate import BrokenDomain
 
+    with _one_line():
+        names = domain_names()
     table = Table("domain", "tools (read/write)", "policy rules", "source")
-    for name in domain_names():
+    broken: list[str] = []
+    for name in names:
         try:
             cls = load_domain_class(name)
-        except ConfigError as exc:
-            raise _fail(exc) from None
-        from trajforge.environments.base import ToolKind, toolkit_tools
-
+        except BrokenDomain as exc:
+            broken.append(" ".join(f"{name}: broken: {exc.problem} ({exc.source})".split()))
+            continue
         tools = toolkit_tools(cls.toolkit_type).values()  # type: ignore[arg-type]  # mypy: a class is Hashable
         writes = sum(t.kind is ToolKind.write for t in tools)
         table.add_row(name, f"{len(tools)} ({len(tools) - writes}/{writes})", str(len(cls.policy_rules)),
                       f"{cls.__module__}")
-    out.print(table)
+    if table.row_count:
+        out.print(table)
+    for line in broken:
+        typer.echo(line, err=True)
+    if not table.row_count:
+        raise typer.Exit(2)
 
 
 @app.command()
