@@ -258,3 +258,34 @@ def test_duplicate_names_still_fail_loudly(plugin_dir: Path, tmp_path: Path,
     assert result.exit_code == 2
     assert result.stderr.startswith("error: domain.name: domain 'retail' is registered twice")
     assert len(result.stderr.splitlines()) == 1
+
+
+def test_state_tables_must_be_dicts_of_frozen_records_all_the_way_down() -> None:
+    from pydantic import BaseModel
+
+    from trajforge.environments.base import State
+    from trajforge.environments.retail.data import RetailState
+    from trajforge.environments.validate import state_problem
+    from trajforge.schemas.base import Record
+
+    class Loose(BaseModel):
+        zip: str
+
+    class Holder(Record):
+        id: str
+        addresses: list[Loose]
+
+    class NestedState(State):
+        holders: dict[str, Holder]
+
+    class ListState(State):
+        holders: list[Holder]
+
+    assert state_problem(RetailState) is None
+    nested = state_problem(NestedState)
+    assert nested is not None and "\n" not in nested
+    assert nested.startswith("state table NestedState.holders holds Holder, whose field addresses is a "
+                             "Loose, which is not frozen") and nested.endswith(FROZEN_FIX)
+    listed = state_problem(ListState)
+    assert listed is not None and listed.startswith("state table ListState.holders is list[")
+    assert listed.endswith("not a table; declare it as dict[str, <record>] with a frozen record type")
