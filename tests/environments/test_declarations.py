@@ -3,6 +3,7 @@ the defaults a plug-in that declares nothing gets."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from typing import ClassVar
 
@@ -11,6 +12,19 @@ import pytest
 from trajforge.environments import Domain, State, ToolKind, Toolkit, tool
 from trajforge.environments.base import toolkit_tools
 from trajforge.environments.retail import RetailDomain
+from trajforge.environments.tasks import DEFAULT_IDENTITY, IdentitySpec
+from trajforge.generators import generate_blueprints
+from trajforge.schemas import (
+    AssistantMessage,
+    EpisodeSpec,
+    TaskBlueprint,
+    TerminationReason,
+    Trajectory,
+    UserMessage,
+)
+from trajforge.schemas.config import GenerationConfig
+from trajforge.simulation import EpisodeLimits, ScriptedAgent, ScriptedUser, run_episode
+from trajforge.verifiers import verify
 
 
 class LoanTools(Toolkit):
@@ -107,3 +121,59 @@ def test_declared_entity_parameters(retail: RetailDomain) -> None:
     assert {p for p in ("order_id", "customer_id", "product_id", "payment_method_id", "item_ids",
                         "new_item_ids", "zip", "email", "reason") if retail.references_entity(p)} \
         == {"order_id", "customer_id", "product_id", "payment_method_id", "item_ids", "new_item_ids"}
+
+
+# --- identity ---------------------------------------------------------------------------------
+
+def test_identity_declarations(retail: RetailDomain) -> None:
+    assert retail.identity.factors == (("email",), ("name", "zip"))
+    assert retail.identity.facts == ("email", "name", "zip")
+    assert BareLoans.identity is DEFAULT_IDENTITY and DEFAULT_IDENTITY.facts == ("user_id",)
+    with pytest.raises(ValueError, match="one tuple of answers"):
+        IdentitySpec(factors=(("card",), ("name", "birth_date")), asks=("Who?",), keywords=("who",),
+                     answers=(("{card}",),))
+
+
+POSTCODE = IdentitySpec(
+    factors=(("email",), ("name", "zip")),
+    asks=("Who am I speaking with? Your mail address, or name plus postcode.",),
+    keywords=("who am i speaking",),
+    answers=(("Mail: {email}.",), ("Name {name}; postcode {zip}.",)))
+
+
+class PostcodeRetail(RetailDomain):
+    """Retail with other identity phrases: the scripted sides must use these, not retail's."""
+
+    identity = POSTCODE
+
+
+def _episode(bp: TaskBlueprint, domain: RetailDomain, seed: int) -> Trajectory:
+    rng = random.Random(seed)
+    spec = EpisodeSpec(agent="scripted:oracle", user="scripted", seed=seed, max_turns=40)
+    return asyncio.run(run_episode(bp.id, domain.environment(), ScriptedAgent(bp, domain, rng),
+                                   ScriptedUser(bp, domain, rng), EpisodeLimits(), run_id="decl",
+                                   episode=spec))
+
+
+def test_the_scripted_sides_read_the_declared_identity() -> None:
+    domain = PostcodeRetail(60, 3)
+    bps = [b for b in generate_blueprints(domain, GenerationConfig(), "decl", 0, 60)
+           if isinstance(b, TaskBlueprint)]
+    asked = answered_by = 0
+    for i, bp in enumerate(bps):
+        t = _episode(bp, domain, i)
+        texts = [m.content or "" for m in t.messages if isinstance(m, (AssistantMessage, UserMessage))]
+        assert not any(a in x for a in retail_identity().asks for x in texts)
+        asked += any(POSTCODE.asks[0] in x for x in texts)
+        answered_by += any(x.startswith(("Mail: ", "Name ")) or " Mail: " in x or " Name " in x
+                           for x in texts)
+        assert t.termination is TerminationReason.user_stop, (bp.id, t.termination)
+        failed = [v.check for v in verify(t, bp, domain) if not v.passed]
+        assert not failed, (bp.id, failed)
+    assert asked >= 5 and answered_by >= 10
+
+
+def retail_identity() -> IdentitySpec:
+    from trajforge.environments.retail.phrasing import IDENTITY
+
+    return IDENTITY

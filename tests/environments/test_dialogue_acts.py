@@ -30,13 +30,13 @@ def _norm(text: str) -> str:
 
 
 def _generator_texts() -> list[str]:
-    from trajforge.environments.retail.phrasing import INTENTS, SLOTS
+    from trajforge.environments.retail.phrasing import IDENTITY, INTENTS, SLOTS
     from trajforge.simulation import agents, user
 
-    out: list[str] = []
-    for name in ("GREET", "ASK_IDENTITY", "CONFIRM", "ANYTHING_ELSE", "APOLOGY", "GOODBYE", "ACK"):
+    out: list[str] = [*IDENTITY.asks, *(t for group in IDENTITY.answers for t in group)]
+    for name in ("GREET", "CONFIRM", "ANYTHING_ELSE", "APOLOGY", "GOODBYE", "ACK"):
         out += list(getattr(agents, name))
-    for name in ("GREETINGS", "LEADS", "THANKS", "YES", "IDENTITY_ANSWERS"):
+    for name in ("GREETINGS", "LEADS", "THANKS", "YES"):
         out += [t for group in getattr(user, name).values() for t in group]
     for name in ("REVISE", "REDIRECT", "NEXT", "BYE", "LOST"):
         out += list(getattr(user, name))

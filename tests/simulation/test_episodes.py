@@ -13,7 +13,6 @@ from collections.abc import Sequence
 import pytest
 
 from trajforge.environments.dialogue import (
-    IDENTITY_MARKERS,
     asks_anything_else,
     is_affirmative,
     is_confirmation_request,
@@ -175,8 +174,8 @@ def _asked(domain: RetailDomain, key: str, text: str) -> bool:
     """Whether an assistant message asks for the fact ``key`` (``email``, ``2.order``, ...)."""
     low = text.lower()
     slot = key.split(".", 1)[-1]
-    if slot in ("email", "name", "zip"):
-        return any(m in low for m in IDENTITY_MARKERS)
+    if slot in domain.identity.facts:
+        return any(m in low for m in domain.identity.keywords)
     if slot not in domain.slots:  # part of a request (``option_name``): never asked for alone
         return False
     return any(kw in low for kw in domain.slots[slot].keywords)

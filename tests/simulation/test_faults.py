@@ -29,7 +29,7 @@ from trajforge.schemas import (
     UserMessage,
 )
 from trajforge.schemas.config import GenerationConfig
-from trajforge.simulation.agents import ASK_IDENTITY, CONFIRM, GOODBYE
+from trajforge.simulation.agents import CONFIRM, GOODBYE
 from trajforge.simulation.faults import (
     ANNOUNCE,
     DONE_BYE,
@@ -310,7 +310,7 @@ def _skipped(d: RetailDomain, bp: TaskBlueprint, f: Fault, t: Trajectory, c: Tra
     calls = _calls(t)
     auth = [(i, r) for i, call, r in calls if call.name in d.auth_tools]
     ok_auth = [i for i, r in auth if r is not None and not r.is_error]
-    asked = any(x in ASK_IDENTITY for x in (s.removeprefix(g) for s in _texts(t) for g in ("", "Hi! ", "Hello, ",
+    asked = any(x in d.identity.asks for x in (s.removeprefix(g) for s in _texts(t) for g in ("", "Hi! ", "Hello, ",
                 "Thanks for reaching out. ", "Happy to help. ")))
     first_ok = ok_auth[0] if ok_auth else len(t.messages)
     touched = [(i, call) for i, call, _ in calls if call.name not in d.auth_tools and i < first_ok]

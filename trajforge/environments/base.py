@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from trajforge.environments.tasks import DEFAULT_IDENTITY, IdentitySpec
 from trajforge.errors import ToolCrash, ToolError
 from trajforge.schemas.blueprint import StateChange
 from trajforge.schemas.ids import canonical_json, normalize
@@ -354,6 +355,8 @@ class Domain(ABC):
     tool_rules: ClassVar[dict[str, tuple[str, ...]]] = {}
     intents: ClassVar[dict[str, Any]] = {}  # kind -> environments.tasks.IntentSpec
     slots: ClassVar[dict[str, Any]] = {}  # key -> environments.tasks.SlotSpec
+    # how the user proves who they are: the factor sets, and the scripted sides' phrases for them
+    identity: ClassVar[IdentitySpec] = DEFAULT_IDENTITY
     bare_reports: ClassVar[tuple[str, ...]] = ("Done.",)
     # a regex matching the domain's entity ids and contact details, so a user simulator that
     # invents one (not in its profile, not said by the agent) can be caught; None: unchecked

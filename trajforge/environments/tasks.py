@@ -44,7 +44,7 @@ class DraftIntent:
 
 @dataclass
 class DraftTask:
-    identity: dict[str, str]  # e.g. {"email": ...} or {"name": ..., "zip": ...}
+    identity: dict[str, str]  # the facts of one of the domain's IdentitySpec.factors, by name
     auth_calls: list[DraftCall]
     intents: list[DraftIntent]
 
@@ -57,6 +57,41 @@ class SlotSpec:
     questions: tuple[str, ...]
     keywords: tuple[str, ...]
     answers: tuple[str, ...]  # the user's ways to give it; ``{value}``
+
+
+@dataclass(frozen=True)
+class IdentitySpec:
+    """How a user proves who they are, for the scripted agent and user.
+
+    ``factors``: the sets of user facts (keys of the blueprint's user facts) any one of which
+    identifies the user, e.g. ``(("card",), ("name", "birth_date"))``; a set of several is a
+    second factor. A user gives the first set whose facts it all has (the last set otherwise);
+    the agent asks until every identity fact the user has has been said. ``asks``: the agent's
+    ways to ask for them; ``keywords`` (lower case): mark an agent message as asking;
+    ``answers``: per set of ``factors`` (same order), the user's ways to give it, over
+    ``{fact}`` placeholders."""
+
+    factors: tuple[tuple[str, ...], ...]
+    asks: tuple[str, ...]
+    keywords: tuple[str, ...]
+    answers: tuple[tuple[str, ...], ...]
+
+    def __post_init__(self) -> None:
+        if len(self.answers) != len(self.factors):
+            raise ValueError("IdentitySpec: one tuple of answers per set of factors")
+
+    @property
+    def facts(self) -> tuple[str, ...]:
+        """Every identity fact, each once, in declaration order."""
+        return tuple(dict.fromkeys(f for group in self.factors for f in group))
+
+
+# a domain that declares no identity: the user gives an account id when asked for it
+DEFAULT_IDENTITY = IdentitySpec(
+    factors=(("user_id",),),
+    asks=("Before I look at your account, could you give me your user id?",),
+    keywords=("user id", "identify", "verify"),
+    answers=(("My user id is {user_id}.",),))
 
 
 @dataclass(frozen=True)

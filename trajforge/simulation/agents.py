@@ -58,10 +58,6 @@ from trajforge.simulation.runner import AgentReply
 from trajforge.simulation.wording import Wording
 
 GREET = ("Hi! ", "Hello, ", "Thanks for reaching out. ", "Happy to help. ", "")
-ASK_IDENTITY = ("Before I look at your account, could you give me your email address, or your full name and zip code?",
-                ("I'll need to verify your identity first: what's your email, "
-                 "or your first and last name plus zip code?"),
-                "To get started, please share the email on your account (or your name and zip code).")
 CONFIRM = ("I can {action}. Shall I go ahead?", "To confirm: I'll {action}. Do you want me to proceed?",
            "Just to be sure, you'd like me to {action}. Should I proceed?",
            "Here's the plan: {action}. Is it okay to proceed?")
@@ -178,7 +174,7 @@ class ScriptedAgent:
         return None
 
     def _identity_known(self) -> bool:
-        facts = [self.bp.user.fact(k) for k in ("email", "name", "zip")]
+        facts = [self.bp.user.fact(k) for k in self.domain.identity.facts]
         return all(self._has(f) for f in facts if f)
 
     def _is(self, kind: FaultKind, target: int | None = None, *forms: str) -> bool:
@@ -283,7 +279,7 @@ class ScriptedAgent:
 
     def _authenticate(self, prefix: str, *, verify: bool = True) -> Script:
         while not self._identity_known():
-            yield Say(prefix + self.rng.choice(ASK_IDENTITY))
+            yield Say(prefix + self.rng.choice(self.domain.identity.asks))
             prefix = ""
         if not verify:
             return

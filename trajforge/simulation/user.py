@@ -12,11 +12,7 @@ import random
 from collections.abc import Sequence
 
 from trajforge.environments.base import Domain
-from trajforge.environments.dialogue import (
-    IDENTITY_MARKERS,
-    asks_anything_else,
-    is_confirmation_request,
-)
+from trajforge.environments.dialogue import asks_anything_else, is_confirmation_request
 from trajforge.environments.tasks import IntentSpec, SlotSpec
 from trajforge.schemas.blueprint import Style, TaskBlueprint
 from trajforge.schemas.messages import AssistantMessage, Message, UserMessage
@@ -45,8 +41,6 @@ BYE = ("No, that's all. Thanks!", "That's everything, bye.", "Nope, all good. Th
        "No thanks, that covers it.")
 LOST = ("Sorry, I'm not sure what you need from me.", "I don't follow, can you help with my request?",
         "Hello? Are you still there?")
-IDENTITY_ANSWERS = {"email": ("My email is {email}.", "It's {email}.", "You can find me under {email}."),
-                    "name": ("I'm {name}, zip code {zip}.", "{name}, and my zip code is {zip}.")}
 
 
 class ScriptedUser:
@@ -76,11 +70,12 @@ class ScriptedUser:
         return out
 
     def _identity(self) -> str:
-        facts = self.bp.user
-        if facts.fact("email"):
-            return self.rng.choice(IDENTITY_ANSWERS["email"]).format(email=facts.fact("email"))
-        return self.rng.choice(IDENTITY_ANSWERS["name"]).format(name=facts.fact("name"),
-                                                                zip=facts.fact("zip"))
+        """The first factor set the user has all of (the last one otherwise), in words."""
+        identity, facts = self.domain.identity, self.bp.user
+        k = next((i for i, group in enumerate(identity.factors)
+                  if all(facts.fact(f) for f in group)), len(identity.factors) - 1)
+        values = {f: facts.fact(f) or "" for f in identity.factors[k]}
+        return self.rng.choice(identity.answers[k]).format(**values)
 
     def _answer(self, k: int, slot: str) -> str | None:
         value = self.values.get(f"{k}.{slot}")
@@ -130,13 +125,13 @@ class ScriptedUser:
     def _opening(self) -> str:
         parts = [self.rng.choice(GREETINGS[self.style]) + self._request(0, self.kinds[0], volunteer=True)]
         known = self.bp.user.known_facts
-        if "email" in known or "name" in known:
+        if any(group[0] in known for group in self.domain.identity.factors):
             parts.append(self._identity())
         return self._wrap(" ".join(parts), lead=False)
 
     def _answers(self, low: str) -> list[str]:
         out: list[str] = []
-        if any(m in low for m in IDENTITY_MARKERS):
+        if any(m in low for m in self.domain.identity.keywords):
             out.append(self._identity())
         for key, spec in self.domain.slots.items():
             if any(kw in low for kw in spec.keywords):

@@ -60,8 +60,6 @@ from typing import Literal
 
 from trajforge.environments.dialogue.model import load_models
 
-IDENTITY_MARKERS = ("email", "zip code")
-
 AgentLabel = Literal["confirm_request", "anything_else", "other"]
 UserLabel = Literal["consent", "non_consent", "closing", "other"]
 

@@ -95,7 +95,7 @@ class _Values(dict[str, str]):
 def generator_phrases() -> list[dict[str, str]]:
     """The scripted policies' phrases, filled with retail values, with the act each must be
     recognised as. Imported here, at call time: the generator may change its wording."""
-    from trajforge.environments.retail.phrasing import INTENTS, SLOTS
+    from trajforge.environments.retail.phrasing import IDENTITY, INTENTS, SLOTS
     from trajforge.simulation import agents, user
 
     values = {"order_id": "#W2918352", "reason": "no longer needed", "address": "17 Ash Road, Dayton, OH 45402",
@@ -116,7 +116,9 @@ def generator_phrases() -> list[dict[str, str]]:
             add(filled, "agent", "confirm_request", "agents.CONFIRM")
     for text in agents.ANYTHING_ELSE:
         add(text, "agent", "anything_else", "agents.ANYTHING_ELSE")
-    for name in ("ASK_IDENTITY", "APOLOGY", "GOODBYE"):
+    for text in IDENTITY.asks:
+        add(text, "agent", "other", "agents.ASK_IDENTITY")
+    for name in ("APOLOGY", "GOODBYE"):
         for text in getattr(agents, name):
             add(text, "agent", "other", f"agents.{name}")
     for slot in SLOTS.values():

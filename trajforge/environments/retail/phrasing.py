@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from trajforge.environments.tasks import IntentSpec, SlotSpec
+from trajforge.environments.tasks import IdentitySpec, IntentSpec, SlotSpec
+
+# a customer authenticates with their email, or with their name and zip code
+IDENTITY = IdentitySpec(
+    factors=(("email",), ("name", "zip")),
+    asks=("Before I look at your account, could you give me your email address, or your full name and zip code?",
+          ("I'll need to verify your identity first: what's your email, "
+           "or your first and last name plus zip code?"),
+          "To get started, please share the email on your account (or your name and zip code)."),
+    keywords=("email", "zip code"),
+    answers=(("My email is {email}.", "It's {email}.", "You can find me under {email}."),
+             ("I'm {name}, zip code {zip}.", "{name}, and my zip code is {zip}.")))
 
 SLOTS: dict[str, SlotSpec] = {
     "order": SlotSpec(
