@@ -12,8 +12,9 @@ import pytest
 from trajforge.environments import Domain, State, ToolKind, Toolkit, tool
 from trajforge.environments.base import toolkit_tools
 from trajforge.environments.retail import RetailDomain
-from trajforge.environments.tasks import DEFAULT_IDENTITY, IdentitySpec
+from trajforge.environments.tasks import DEFAULT_IDENTITY, DEFAULT_PROSE, IdentitySpec, ProseSpec
 from trajforge.generators import generate_blueprints
+from trajforge.generators.paraphrase import paraphrase_goal
 from trajforge.schemas import (
     AssistantMessage,
     EpisodeSpec,
@@ -177,3 +178,20 @@ def retail_identity() -> IdentitySpec:
     from trajforge.environments.retail.phrasing import IDENTITY
 
     return IDENTITY
+
+
+# --- prose ------------------------------------------------------------------------------------
+
+def test_goals_and_paraphrases_read_the_declared_prose(retail: RetailDomain) -> None:
+    assert retail.prose.role == "a customer" and BareLoans.prose is DEFAULT_PROSE
+    bps = [b for b in generate_blueprints(retail, GenerationConfig(), "decl", 0, 5)
+           if isinstance(b, TaskBlueprint)]
+    assert bps and all(b.user.goal.startswith("You are a customer (") for b in bps)
+    goal = "You are a member (card: LC-1). You want: (1) Can you renew my loan? [isbn: 978-0] (2) Can I pay?"
+    for seed in range(10):
+        # a plug-in's goal is not in retail's shape: only its synonyms are swapped
+        assert paraphrase_goal(goal, random.Random(seed), retail.prose).startswith("You are a member (")
+    member = ProseSpec(role="a member", roles=("Play a library member ({who}).",), synonyms=())
+    outs = {paraphrase_goal(goal, random.Random(s), member) for s in range(10)}
+    assert all("Play a library member (card: LC-1)." in o and "isbn: 978-0" in o for o in outs)
+    assert all(not o.startswith("You are a member") for o in outs)

@@ -26,7 +26,7 @@ def test_paraphrase_rewords_but_keeps_the_task(domain: RetailDomain) -> None:
                  if isinstance(b, TaskBlueprint)]
     changed = 0
     for i, bp in enumerate(originals):
-        copy = paraphrase_blueprint(bp, random.Random(i), seed=i, index=1000 + i)
+        copy = paraphrase_blueprint(bp, random.Random(i), seed=i, index=1000 + i, prose=domain.prose)
         assert validate_blueprint(copy, domain).ok
         assert copy.id != bp.id and copy.provenance.parent_id == bp.id
         assert copy.provenance.generator == "paraphrase"
@@ -44,7 +44,7 @@ def test_goal_paraphrase_reorders_and_swaps() -> None:
     goal = ("You are a customer (email: a@example.com). You want: (1) I want to return the Lamp. "
             "[order: #W1, items: the Lamp, payment: my gift card] (2) Can you cancel one of my orders? "
             "[order: #W2, reason: no longer needed]")
-    outs = {paraphrase_goal(goal, random.Random(s)) for s in range(20)}
+    outs = {paraphrase_goal(goal, random.Random(s), RetailDomain.prose) for s in range(20)}
     assert len(outs) > 10
     assert all("a@example.com" in o and "#W1" in o and "#W2" in o for o in outs)
     assert all(not o.startswith("You are a customer (email: a@example.com). You want:") for o in outs)

@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from trajforge.environments.tasks import DEFAULT_IDENTITY, IdentitySpec
+from trajforge.environments.tasks import DEFAULT_IDENTITY, DEFAULT_PROSE, IdentitySpec, ProseSpec
 from trajforge.errors import ToolCrash, ToolError
 from trajforge.schemas.blueprint import StateChange
 from trajforge.schemas.ids import canonical_json, normalize
@@ -357,6 +357,8 @@ class Domain(ABC):
     slots: ClassVar[dict[str, Any]] = {}  # key -> environments.tasks.SlotSpec
     # how the user proves who they are: the factor sets, and the scripted sides' phrases for them
     identity: ClassVar[IdentitySpec] = DEFAULT_IDENTITY
+    # how its tasks are put in prose: the user's role in a goal, and a paraphrase's word swaps
+    prose: ClassVar[ProseSpec] = DEFAULT_PROSE
     bare_reports: ClassVar[tuple[str, ...]] = ("Done.",)
     # a regex matching the domain's entity ids and contact details, so a user simulator that
     # invents one (not in its profile, not said by the agent) can be caught; None: unchecked

@@ -95,6 +95,37 @@ DEFAULT_IDENTITY = IdentitySpec(
 
 
 @dataclass(frozen=True)
+class ProseSpec:
+    """How a domain's tasks are put in prose. ``role``: who the user plays, as a blueprint's
+    goal opens (``You are {role} ({who}). You want: ...``); ``roles``: paraphrases of that
+    opening, over ``{who}``; ``synonyms``: (phrase, replacements) a paraphrase may swap in a
+    goal's requests, tried in this order."""
+
+    role: str
+    roles: tuple[str, ...]
+    synonyms: tuple[tuple[str, tuple[str, ...]], ...]
+
+
+# a domain that declares no prose: a neutral role and synonyms of no domain
+DEFAULT_PROSE = ProseSpec(
+    role="a user",
+    roles=("You are a user ({who}).", "Play a user ({who}).", "Act as a user of the service ({who}).",
+           "Role: user ({who})."),
+    synonyms=(
+        ("I want to", ("I'd like to", "I need to", "I wish to")),
+        ("I'd like to", ("I want to", "I would like to", "I need to")),
+        ("I need to", ("I have to", "I must", "I want to")),
+        ("Can you", ("Could you", "Would you", "Please")),
+        ("Can I", ("Could I", "Am I able to", "Is it possible to")),
+        ("Could I", ("Can I", "May I")),
+        ("change", ("update", "alter", "switch")),
+        ("different", ("another", "other")),
+        ("tell me", ("let me know", "check")),
+        ("status", ("state", "progress")),
+    ))
+
+
+@dataclass(frozen=True)
 class IntentSpec:
     kind: str
     writes: bool

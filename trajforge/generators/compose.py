@@ -65,7 +65,7 @@ def _goal_text(domain: Domain, draft: DraftTask) -> str:
         details = ", ".join(f"{s}: {intent.slots[s]}" for s in spec.slots if s in intent.slots)
         lines.append(f"({k + 1}) {request}" + (f" [{details}]" if details else ""))
     who = ", ".join(f"{k}: {v}" for k, v in draft.identity.items())
-    return f"You are a customer ({who}). You want: " + " ".join(lines)
+    return f"You are {domain.prose.role} ({who}). You want: " + " ".join(lines)
 
 
 def _dependency_depth(results: list[str], calls: list[GroundTruthCall]) -> int:
@@ -268,7 +268,7 @@ def _near_copy(domain: Domain, sampler: Any, config: GenerationConfig, run_id: s
         if isinstance(original, BlueprintRejection):
             continue
         seed = blueprint_seed(config.seed, index)
-        bp = paraphrase_blueprint(original, rng, seed=seed, index=index)
+        bp = paraphrase_blueprint(original, rng, seed=seed, index=index, prose=domain.prose)
         check = validate_blueprint(bp, domain)
         if check.ok:
             return bp

@@ -15,52 +15,30 @@ import random
 import re
 from collections.abc import Sequence
 
+from trajforge.environments.tasks import DEFAULT_PROSE, ProseSpec
 from trajforge.generators.compose import TRAITS
 from trajforge.schemas.blueprint import Persona, Provenance, Style, TaskBlueprint
 
 GENERATOR = "paraphrase"
 VERSION = "1"
 
-# (pattern, replacements): whole words/phrases, case-insensitive at the first letter
-SYNONYMS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("I want to", ("I'd like to", "I need to", "I wish to")),
-    ("I'd like to", ("I want to", "I would like to", "I need to")),
-    ("I need to", ("I have to", "I must", "I want to")),
-    ("Can you", ("Could you", "Would you", "Please")),
-    ("Can I", ("Could I", "Am I able to", "Is it possible to")),
-    ("Could I", ("Can I", "May I")),
-    ("return", ("send back", "give back")),
-    ("send back", ("return",)),
-    ("cancel", ("call off", "cancel out")),
-    ("change", ("update", "alter", "switch")),
-    ("exchange", ("swap", "trade")),
-    ("swap", ("exchange", "switch")),
-    ("different", ("another", "other")),
-    ("tell me", ("let me know", "check")),
-    ("a refund for", ("my money back for", "to be refunded for")),
-    ("one of my orders", ("an order of mine", "one order")),
-    ("status", ("state", "progress")),
-    ("price", ("cost",)),
-    ("available", ("in stock",)),
-)
-PERSONA_WORDING = (
-    "You are a customer ({who}).",
-    "Play a shopper ({who}).",
-    "Act as a customer of the store ({who}).",
-    "You're a client of this shop ({who}).",
-    "Role: store customer ({who}).",
-)
 GOAL_OPENERS = ("You want:", "Your requests:", "What you need:", "You are hoping to:",
                 "Your goal:")
-_GOAL = re.compile(r"^You are a customer \((?P<who>[^)]*)\)\. You want: (?P<rest>.*)$", re.S)
 _ITEM = re.compile(r"\((\d+)\) (.*?)(?=\s\(\d+\) |$)", re.S)
 
 
-def _swap(text: str, rng: random.Random, rate: float = 0.8) -> str:
+@functools.cache
+def _goal_shape(role: str) -> re.Pattern[str]:
+    """The standard goal text of a domain whose user plays ``role`` (``compose._goal_text``)."""
+    return re.compile(r"^You are " + re.escape(role) + r" \((?P<who>[^)]*)\)\. You want: (?P<rest>.*)$",
+                      re.S)
+
+
+def _swap(text: str, rng: random.Random, prose: ProseSpec, rate: float = 0.8) -> str:
     """Replace some synonym phrases (each occurrence independently) outside brackets."""
     bracket = text.find("[")
     head, tail = (text, "") if bracket < 0 else (text[:bracket], text[bracket:])
-    for phrase, options in SYNONYMS:
+    for phrase, options in prose.synonyms:
         pattern = re.compile(r"\b" + re.escape(phrase) + r"\b", re.I)
         head = pattern.sub(functools.partial(_synonym, rng=rng, rate=rate, options=options), head)
     return head + tail
@@ -84,14 +62,15 @@ def _reorder_details(item: str, rng: random.Random) -> str:
     return item[: m.start()] + "[" + ", ".join(parts) + "]"
 
 
-def paraphrase_goal(goal: str, rng: random.Random) -> str:
-    """Reword a goal text: persona wording, opener, synonyms, detail order, and (for the
-    standard ``You are a customer (...). You want: (1) ... (2) ...`` shape) clause order."""
-    m = _GOAL.match(goal)
+def paraphrase_goal(goal: str, rng: random.Random, prose: ProseSpec = DEFAULT_PROSE) -> str:
+    """Reword a goal text with the domain's ``prose``: role wording, opener, synonyms, detail
+    order, and (for the standard ``You are <role> (...). You want: (1) ... (2) ...`` shape)
+    clause order."""
+    m = _goal_shape(prose.role).match(goal)
     if not m:
-        return _swap(goal, rng)
-    items = [_reorder_details(_swap(text.strip(), rng), rng) for _, text in _ITEM.findall(m["rest"])]
-    persona = rng.choice(PERSONA_WORDING).format(who=m["who"])
+        return _swap(goal, rng, prose)
+    items = [_reorder_details(_swap(text.strip(), rng, prose), rng) for _, text in _ITEM.findall(m["rest"])]
+    persona = rng.choice(prose.roles).format(who=m["who"])
     body = f"{rng.choice(GOAL_OPENERS)} " + " ".join(f"({k + 1}) {t}" for k, t in enumerate(items))
     return f"{body} {persona}" if rng.random() < 0.5 else f"{persona} {body}"
 
@@ -102,10 +81,10 @@ def paraphrase_persona(persona: Persona, rng: random.Random) -> Persona:
     return persona.model_copy(update={"style": style, "traits": traits})
 
 
-def paraphrase_blueprint(bp: TaskBlueprint, rng: random.Random, *, seed: int, index: int
-                         ) -> TaskBlueprint:
-    """A reworded copy of ``bp`` with provenance pointing at it."""
-    user = bp.user.model_copy(update={"goal": paraphrase_goal(bp.user.goal, rng),
+def paraphrase_blueprint(bp: TaskBlueprint, rng: random.Random, *, seed: int, index: int,
+                         prose: ProseSpec = DEFAULT_PROSE) -> TaskBlueprint:
+    """A reworded copy of ``bp`` (its domain's ``prose``) with provenance pointing at it."""
+    user = bp.user.model_copy(update={"goal": paraphrase_goal(bp.user.goal, rng, prose),
                                       "persona": paraphrase_persona(bp.user.persona, rng)})
     return TaskBlueprint(
         id=TaskBlueprint.make_id(bp.environment, user, bp.ground_truth, bp.policy_rules),

@@ -103,7 +103,8 @@ def resynthesize(parent: TaskBlueprint, domain: Domain, *, n: int, seed: int,
         except TaskRejected as exc:
             rejected.append((exc.reason, exc.detail))
             continue
-        user = composed.user.model_copy(update={"goal": paraphrase_goal(composed.user.goal, rng)})
+        user = composed.user.model_copy(update={"goal": paraphrase_goal(composed.user.goal, rng,
+                                                                          domain.prose)})
         bp = composed.model_copy(update={
             "id": TaskBlueprint.make_id(composed.environment, user, composed.ground_truth,
                                         composed.policy_rules),

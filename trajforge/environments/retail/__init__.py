@@ -9,7 +9,7 @@ from trajforge.environments.base import Domain, Observation, ReportFacts, State,
 from trajforge.environments.claims import ClaimRecord
 from trajforge.environments.retail import claims
 from trajforge.environments.retail.data import RetailState, build_retail_state
-from trajforge.environments.retail.phrasing import BARE_REPORTS, IDENTITY, INTENTS, SLOTS
+from trajforge.environments.retail.phrasing import BARE_REPORTS, IDENTITY, INTENTS, PROSE, SLOTS
 from trajforge.environments.retail.policy import POLICY_TEXT, RULES, TOOL_RULES, write_breaches
 from trajforge.environments.retail.reports import report_facts
 from trajforge.environments.retail.tasks import RetailTaskSampler
@@ -27,6 +27,7 @@ class RetailDomain(Domain):
     intents = INTENTS
     slots = SLOTS
     identity = IDENTITY
+    prose = PROSE
     bare_reports = BARE_REPORTS
     entity_pattern = r"#W\d{7}|\b\d{10}\b|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b\d{5}\b"
     id_forms = claims.ID_FORMS

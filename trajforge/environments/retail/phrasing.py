@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trajforge.environments.tasks import IdentitySpec, IntentSpec, SlotSpec
+from trajforge.environments.tasks import IdentitySpec, IntentSpec, ProseSpec, SlotSpec
 
 # a customer authenticates with their email, or with their name and zip code
 IDENTITY = IdentitySpec(
@@ -14,6 +14,34 @@ IDENTITY = IdentitySpec(
     keywords=("email", "zip code"),
     answers=(("My email is {email}.", "It's {email}.", "You can find me under {email}."),
              ("I'm {name}, zip code {zip}.", "{name}, and my zip code is {zip}.")))
+
+# a blueprint's goal: "You are a customer (...)"; its paraphrases reword a store's requests
+PROSE = ProseSpec(
+    role="a customer",
+    roles=("You are a customer ({who}).", "Play a shopper ({who}).",
+           "Act as a customer of the store ({who}).", "You're a client of this shop ({who}).",
+           "Role: store customer ({who})."),
+    synonyms=(
+        ("I want to", ("I'd like to", "I need to", "I wish to")),
+        ("I'd like to", ("I want to", "I would like to", "I need to")),
+        ("I need to", ("I have to", "I must", "I want to")),
+        ("Can you", ("Could you", "Would you", "Please")),
+        ("Can I", ("Could I", "Am I able to", "Is it possible to")),
+        ("Could I", ("Can I", "May I")),
+        ("return", ("send back", "give back")),
+        ("send back", ("return",)),
+        ("cancel", ("call off", "cancel out")),
+        ("change", ("update", "alter", "switch")),
+        ("exchange", ("swap", "trade")),
+        ("swap", ("exchange", "switch")),
+        ("different", ("another", "other")),
+        ("tell me", ("let me know", "check")),
+        ("a refund for", ("my money back for", "to be refunded for")),
+        ("one of my orders", ("an order of mine", "one order")),
+        ("status", ("state", "progress")),
+        ("price", ("cost",)),
+        ("available", ("in stock",)),
+    ))
 
 SLOTS: dict[str, SlotSpec] = {
     "order": SlotSpec(
