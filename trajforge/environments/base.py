@@ -364,7 +364,7 @@ class Domain(ABC):
     # invents one (not in its profile, not said by the agent) can be caught; None: unchecked
     entity_pattern: ClassVar[str | None] = None
     # how ids are written in prose and arguments, as (regex, replacement) pairs that rewrite any
-    # form to the canonical one (``#?W1234567`` -> ``#W1234567``); checks compare ids after them
+    # form to the canonical one (a missing prefix put back); checks compare ids after them
     id_forms: ClassVar[tuple[tuple[str, str], ...]] = ()
     # the attributes an agent may state about entities (environments.claims), for grounded_claims
     claim_attributes: ClassVar[tuple[Any, ...]] = ()
@@ -396,7 +396,7 @@ class Domain(ABC):
     def sample_entities(self, rng: random.Random, k: int = 2) -> dict[str, list[dict[str, Any]]]:
         """Real records of the template state for an LLM proposer to build a task around.
         Default: ``k`` random records per table; domains override it to return a coherent
-        group (e.g. a customer and their orders)."""
+        group (e.g. an account and the records it owns)."""
         out: dict[str, list[dict[str, Any]]] = {}
         for table in self.template.tables():
             records: dict[str, Any] = getattr(self.template, table)

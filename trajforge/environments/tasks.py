@@ -132,7 +132,7 @@ class IntentSpec:
     core_slots: tuple[str, ...]  # always in the user's request
     slots: tuple[str, ...]  # everything the agent needs, in asking order
     requests: tuple[str, ...]  # user's ways to state it, over core slots
-    actions: tuple[str, ...]  # agent's confirmation descriptions, over slots and ``{order_id}``
+    actions: tuple[str, ...]  # agent's confirmation descriptions, over slots and the target's id
     reports: tuple[str, ...]  # agent's completion reports, over outputs
 
 

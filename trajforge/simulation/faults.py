@@ -181,13 +181,13 @@ def siblings(value: str, observed: Sequence[Observation]) -> list[str]:
         for key, leaf, _ in _leaves(result):
             if key in keys and isinstance(leaf, str):
                 out.append(leaf)
-    kind = _kind_of(value)  # an id's siblings are ids of its kind: another order, not a customer
+    kind = _kind_of(value)  # an id's siblings are ids of its kind: another record of the same table
     return [v for v in dict.fromkeys(out) if v != value and (kind is None or kind.fullmatch(v))]
 
 
 def _kind_of(value: str) -> re.Pattern[str] | None:
     """A regex for ids of ``value``'s kind: its digit runs as digit runs of the same length, its
-    letter runs as any letters (``#W1234567``, ``ava_smith_1234``); ``None`` for a non-id."""
+    letter runs as any letters (``#A1234567``, ``ava_smith_1234``); ``None`` for a non-id."""
     if not re.search(r"\d{3,}", value):
         return None
     body = "".join(rf"\d{{{len(p)}}}" if p.isdigit() else "[A-Za-z]+" if p.isalpha() else re.escape(p)
