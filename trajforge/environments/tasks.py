@@ -106,18 +106,22 @@ class ProseSpec:
     synonyms: tuple[tuple[str, tuple[str, ...]], ...]
 
 
+# ways of asking, in any domain: a domain's synonyms may start with these
+ASKING_SYNONYMS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("I want to", ("I'd like to", "I need to", "I wish to")),
+    ("I'd like to", ("I want to", "I would like to", "I need to")),
+    ("I need to", ("I have to", "I must", "I want to")),
+    ("Can you", ("Could you", "Would you", "Please")),
+    ("Can I", ("Could I", "Am I able to", "Is it possible to")),
+    ("Could I", ("Can I", "May I")),
+)
+
 # a domain that declares no prose: a neutral role and synonyms of no domain
 DEFAULT_PROSE = ProseSpec(
     role="a user",
     roles=("You are a user ({who}).", "Play a user ({who}).", "Act as a user of the service ({who}).",
            "Role: user ({who})."),
-    synonyms=(
-        ("I want to", ("I'd like to", "I need to", "I wish to")),
-        ("I'd like to", ("I want to", "I would like to", "I need to")),
-        ("I need to", ("I have to", "I must", "I want to")),
-        ("Can you", ("Could you", "Would you", "Please")),
-        ("Can I", ("Could I", "Am I able to", "Is it possible to")),
-        ("Could I", ("Can I", "May I")),
+    synonyms=ASKING_SYNONYMS + (
         ("change", ("update", "alter", "switch")),
         ("different", ("another", "other")),
         ("tell me", ("let me know", "check")),

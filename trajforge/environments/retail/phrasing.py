@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trajforge.environments.tasks import IdentitySpec, IntentSpec, ProseSpec, SlotSpec
+from trajforge.environments.tasks import ASKING_SYNONYMS, IdentitySpec, IntentSpec, ProseSpec, SlotSpec
 
 # a customer authenticates with their email, or with their name and zip code
 IDENTITY = IdentitySpec(
@@ -21,13 +21,7 @@ PROSE = ProseSpec(
     roles=("You are a customer ({who}).", "Play a shopper ({who}).",
            "Act as a customer of the store ({who}).", "You're a client of this shop ({who}).",
            "Role: store customer ({who})."),
-    synonyms=(
-        ("I want to", ("I'd like to", "I need to", "I wish to")),
-        ("I'd like to", ("I want to", "I would like to", "I need to")),
-        ("I need to", ("I have to", "I must", "I want to")),
-        ("Can you", ("Could you", "Would you", "Please")),
-        ("Can I", ("Could I", "Am I able to", "Is it possible to")),
-        ("Could I", ("Can I", "May I")),
+    synonyms=ASKING_SYNONYMS + (
         ("return", ("send back", "give back")),
         ("send back", ("return",)),
         ("cancel", ("call off", "cancel out")),
