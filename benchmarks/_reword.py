@@ -14,13 +14,7 @@ Deterministic for a seed.
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import dataclass
-
-
-def _wrapper(template: str) -> re.Pattern[str]:
-    head, _, tail = template.partition("{action}")
-    return re.compile(re.escape(head) + r"(?P<action>.+?)" + re.escape(tail) + r"$", re.DOTALL)
 
 
 @dataclass
@@ -36,9 +30,9 @@ class Rewording:
 class Reworder:
     def __init__(self) -> None:
         from trajforge.simulation import agents, user
-        from trajforge.simulation.wording import wording
+        from trajforge.simulation.wording import frame, wording
 
-        self.wrappers = [_wrapper(t) for t in sorted(agents.CONFIRM, key=len, reverse=True)]
+        self.wrappers = [frame(t) for t in sorted(agents.CONFIRM, key=len, reverse=True)]
         self.offers = tuple(sorted(agents.ANYTHING_ELSE, key=len, reverse=True))
         self.yes = {line for lines in user.YES.values() for line in lines}
         self.bye = set(user.BYE)

@@ -46,16 +46,18 @@ class Wording:
         return any(text.endswith(offer) for offer in self.anything_else or ())
 
     def asks_confirmation(self, text: str) -> bool:
-        return any(_frame(template).search(text) for template in self.confirm or ())
+        return any(frame(template).search(text) for template in self.confirm or ())
 
     def consents(self, text: str) -> bool:
         return text in (self.consent or ())
 
 
 @cache
-def _frame(template: str) -> re.Pattern[str]:
+def frame(template: str) -> re.Pattern[str]:
+    """A template over ``{action}`` as a regex that finds a message worded by it, the action
+    as its ``action`` group (the template's text around it, the action anything between)."""
     head, _, tail = template.partition("{action}")
-    return re.compile(re.escape(head) + ".+" + re.escape(tail) + "$", re.DOTALL)
+    return re.compile(re.escape(head) + r"(?P<action>.+?)" + re.escape(tail) + "$", re.DOTALL)
 
 
 def _last_sentence(text: str) -> str:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from trajforge.environments.base import Domain, Observation
@@ -68,6 +69,7 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
 
 
+@cache  # the vocabularies and entity names recur in every message of every trajectory
 def _phrase(phrase: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w])" + r"\s+".join(map(re.escape, phrase.split())) + r"(?![\w])",
                       re.IGNORECASE)
@@ -155,13 +157,9 @@ class _Mentions:
 
     def __init__(self, domain: Domain) -> None:
         self.domain = domain
-        self._patterns: dict[str, re.Pattern[str]] = {}
 
     def _find(self, part: str, text: str) -> int:
-        pattern = self._patterns.get(part)
-        if pattern is None:
-            pattern = self._patterns[part] = _phrase(self.domain.canonical_ids(part))
-        m = pattern.search(text)
+        m = _phrase(self.domain.canonical_ids(part)).search(text)
         return m.start() if m else -1
 
     def named(self, records: Iterable[ClaimRecord], sentence: str) -> list[tuple[int, int, ClaimRecord]]:
