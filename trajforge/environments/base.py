@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Self, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from trajforge.environments.tasks import DEFAULT_IDENTITY, DEFAULT_PROSE, IdentitySpec, ProseSpec
-from trajforge.errors import ToolCrash, ToolError
+from trajforge.errors import PolicyViolation, ToolCrash, ToolError
 from trajforge.schemas.blueprint import StateChange
 from trajforge.schemas.ids import canonical_json, normalize
 from trajforge.schemas.messages import ToolCall, ToolMessage
@@ -128,10 +128,16 @@ class State(BaseModel):
 
 class Toolkit:
     """Tools over one state. Subclasses add ``@tool(ToolKind.X)`` methods that raise ``ToolError``
-    when called wrongly."""
+    when called wrongly, and the domain's rules about single writes as ``write_breaches``: the
+    environment refuses a write that breaks one before the tool runs."""
 
     def __init__(self, state: State) -> None:
         self.state = state
+
+    def write_breaches(self, name: str, args: dict[str, Any]) -> list[tuple[str, str]]:
+        """``(rule id, what is wrong)`` for each policy rule the write ``name(args)`` would break
+        in this state (a call on an unknown id breaks none: the tool reports it). Default: none."""
+        return []
 
 
 @dataclass(frozen=True)
@@ -420,8 +426,14 @@ class Domain(ABC):
 
     def policy_breaches(self, state: State, tool_name: str, args: dict[str, Any],
                         authenticated: str | None) -> list[str]:
-        """Policy rules a call would break in ``state``, as rule ids. Default: none."""
-        return []
+        """Policy rules a call would break in ``state``, as rule ids: the toolkit's
+        ``write_breaches``, and ``own_account`` when it touches another account than the
+        authenticated user's (``account_owner``)."""
+        rules = [rule for rule, _ in self.toolkit_type(state).write_breaches(tool_name, args)]
+        owner = self.account_owner(state, args)
+        if authenticated is not None and owner is not None and owner != authenticated:
+            rules.append("own_account")
+        return rules
 
     def references_entity(self, param: str) -> bool:
         """Whether a tool parameter's values reference entities (``entity_params``)."""
@@ -477,6 +489,10 @@ class Environment:
             problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}"
                                  for e in exc.errors())
             raise ToolError(f"invalid arguments for {name}: {problems}") from None
+        if tool_def.kind is ToolKind.write:
+            breaches = self.toolkit.write_breaches(name, dict(args))
+            if breaches:
+                raise PolicyViolation(*breaches[0])
         try:
             return getattr(self.toolkit, name)(**dict(args))
         except ToolError:

@@ -10,7 +10,7 @@ from trajforge.environments.claims import ClaimRecord
 from trajforge.environments.retail import claims
 from trajforge.environments.retail.data import RetailState, build_retail_state
 from trajforge.environments.retail.phrasing import BARE_REPORTS, IDENTITY, INTENTS, PROSE, SLOTS
-from trajforge.environments.retail.policy import POLICY_TEXT, RULES, TOOL_RULES, write_breaches
+from trajforge.environments.retail.policy import POLICY_TEXT, RULES, TOOL_RULES
 from trajforge.environments.retail.reports import report_facts
 from trajforge.environments.retail.tasks import RetailTaskSampler
 from trajforge.environments.retail.tools import RetailTools
@@ -66,15 +66,6 @@ class RetailDomain(Domain):
 
     def names_target(self, state: State, tool_name: str, args: dict[str, Any], text: str) -> bool:
         return claims.names_target(state, tool_name, args, text)
-
-    def policy_breaches(self, state: State, tool_name: str, args: dict[str, Any],
-                        authenticated: str | None) -> list[str]:
-        assert isinstance(state, RetailState)
-        rules = [rule for rule, _ in write_breaches(state, tool_name, args)]
-        owner = self.account_owner(state, args)
-        if authenticated is not None and owner is not None and owner != authenticated:
-            rules.append("own_account")
-        return rules
 
     def report_facts(self, kind: str, slots: dict[str, str],
                      observed: tuple[Observation, ...]) -> ReportFacts:

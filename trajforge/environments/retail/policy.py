@@ -1,7 +1,8 @@
 """The retail policy: the text the agent reads, and the rules as code.
 
-Every rule has an id. Rules about a single write are checked by ``write_breaches`` (the tools
-enforce them by raising ``PolicyViolation``; the policy verifier re-checks them on a replay).
+Every rule has an id. Rules about a single write are checked by ``write_breaches`` (the toolkit's
+``write_breaches``: the environment refuses a write that breaks one; the policy verifier
+re-checks them on a replay).
 Dialogue rules (``authenticate``, ``confirm``) are checked by their own verifiers, and
 ``own_account`` needs to know who was authenticated, so only the verifier can check it.
 """
@@ -10,16 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from trajforge.environments.kit import policy_text, standard_rules
 from trajforge.environments.retail.data import RetailState
 
 CANCEL_REASONS = ("no longer needed", "ordered by mistake")
 
 RULES: dict[str, str] = {
-    "authenticate": "Authenticate the customer by email, or by first name, last name and zip "
-                    "code, before looking at or changing any of their data.",
-    "confirm": "Before every write, describe the action and its details and get an explicit "
-               "yes from the customer. One yes covers one write.",
-    "own_account": "Only look at or act on the authenticated customer's own profile and orders.",
+    **standard_rules(user="customer", identify="email, or by first name, last name and zip code",
+                     owns="profile and orders"),
     "cancel_pending": "Only pending orders can be cancelled.",
     "cancel_reason": "The cancellation reason must be 'no longer needed' or 'ordered by mistake'.",
     "modify_pending": "Only pending orders can have their shipping address, payment method or "
@@ -49,15 +48,13 @@ TOOL_RULES: dict[str, tuple[str, ...]] = {
     "modify_customer_address": (),
 }
 
-POLICY_TEXT = "\n".join(
-    ["# Retail customer service policy", "",
-     "You are a customer service agent for an online store. Help authenticated customers with "
-     "their orders, returns, exchanges and profile. Be concise, never invent information, and "
-     "use the tools for every fact and action.", ""]
-    + [f"{i}. [{rule}] {text}" for i, (rule, text) in enumerate(RULES.items(), start=1)]
-    + ["", "If a request is outside these rules, explain why it cannot be done; transfer to a "
-       "human agent only if the customer insists on something you cannot do."]
-)
+POLICY_TEXT = policy_text(
+    "Retail customer service policy",
+    "You are a customer service agent for an online store. Help authenticated customers with "
+    "their orders, returns, exchanges and profile. Be concise, never invent information, and "
+    "use the tools for every fact and action.", RULES,
+    "If a request is outside these rules, explain why it cannot be done; transfer to a human "
+    "agent only if the customer insists on something you cannot do.")
 
 
 def _gift_card_short(state: RetailState, customer_id: str, method_id: str, amount: float) -> bool:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import Any
+from typing import Any, cast
 
 from trajforge.environments.base import Environment
+from trajforge.environments.kit import KindMix, draw_intents, run_ground_truth
 from trajforge.environments.retail.data import Customer, Order, RetailState, _address, address_text, money
 from trajforge.environments.retail.policy import CANCEL_REASONS, price_difference
 from trajforge.environments.tasks import (
@@ -25,7 +26,6 @@ from trajforge.environments.tasks import (
     TaskPlan,
     TaskRejected,
 )
-from trajforge.errors import ToolError
 from trajforge.schemas.blueprint import TaskBlueprint
 
 READ_ONLY_KINDS = ("order_status", "product_price")
@@ -37,9 +37,10 @@ ORDER_STATUSES: dict[str, tuple[str, ...] | None] = {
     "modify_items": ("pending",), "return_items": ("delivered",), "exchange_items": ("delivered",),
     "order_status": ("pending", "processed", "shipped", "delivered", "cancelled"),
     "update_profile_address": None, "product_price": None}
-KIND_WEIGHTS = {"cancel_order": 3, "modify_address": 2, "modify_payment": 2, "modify_items": 2,
-                "return_items": 4, "exchange_items": 3, "update_profile_address": 1,
-                "order_status": 1, "product_price": 1}
+KINDS = KindMix(READ_ONLY_KINDS, WRITE_KINDS,
+                weights={"cancel_order": 3, "modify_address": 2, "modify_payment": 2, "modify_items": 2,
+                         "return_items": 4, "exchange_items": 3},
+                once=frozenset({"update_profile_address", "product_price"}))
 
 
 class _Builder:
@@ -58,6 +59,18 @@ class _Builder:
 
     def orders(self) -> list[Order]:
         return [self.state.orders[o] for o in self.customer.order_ids]
+
+    def checkpoint(self) -> object:
+        return set(self.read), set(self.used_orders)
+
+    def rollback(self, point: object) -> None:
+        read, used = cast(tuple[set[str], set[str]], point)
+        self.read, self.used_orders = set(read), set(used)
+
+    def execute(self, intent: DraftIntent) -> None:
+        if run_ground_truth(self.env, intent):
+            self.read.clear()  # what was read before a write may be stale now
+            self.customer = self.state.customers[self.customer.id]
 
     def read_call(self, name: str, args: dict[str, Any], needs: tuple[str, ...]) -> list[DraftCall]:
         key = f"{name}:{sorted(args.items())}"
@@ -299,31 +312,7 @@ class RetailTaskSampler:
         builder = _Builder(env, rng, customer, p_indirect, p_revision, p_redirect)
         auth_calls = [auth] + builder.read_call("get_customer_details",
                                                 {"customer_id": customer.id}, ("identity",))
-        intents: list[DraftIntent] = []
-        once = {"update_profile_address", "product_price"}
-        for _ in range(n_intents):
-            pool = READ_ONLY_KINDS if rng.random() < p_read_only else WRITE_KINDS
-            kinds = [k for k in pool if k not in once or k not in {i.kind for i in intents}]
-            weights = [KIND_WEIGHTS[k] for k in kinds]
-            intent = None
-            failures: list[str] = []
-            while kinds and intent is None:
-                kind = rng.choices(kinds, weights)[0]
-                idx = kinds.index(kind)
-                kinds.pop(idx)
-                weights.pop(idx)
-                read, used = set(builder.read), set(builder.used_orders)
-                try:
-                    intent = builder.build(kind)
-                except TaskRejected as exc:
-                    failures.append(exc.reason)
-                    builder.read, builder.used_orders = read, used  # undo the failed attempt
-            if intent is None:
-                if intents:  # fewer intents than asked: the customer has nothing more to do
-                    break
-                raise TaskRejected("no_feasible_intent", ",".join(sorted(set(failures))))
-            _execute(builder, intent)
-            intents.append(intent)
+        intents = draw_intents(rng, n_intents, p_read_only, KINDS, builder)
         return DraftTask(identity=identity, auth_calls=auth_calls, intents=intents)
 
     def plan_of(self, bp: TaskBlueprint) -> TaskPlan:
@@ -385,7 +374,7 @@ class RetailTaskSampler:
             if (intent.initial_kind is not None) != step.redirect or \
                     (intent.revision is not None) != step.revision:
                 raise TaskRejected("plan_not_met", f"{step.kind}: redirect/revision")
-            _execute(builder, intent)
+            builder.execute(intent)
             intents.append(intent)
         return DraftTask(identity=identity, auth_calls=auth_calls, intents=intents)
 
@@ -399,15 +388,3 @@ def _identity(customer: Customer, *, by_name_zip: bool) -> tuple[dict[str, str],
                            "zip": customer.address.zip}, "read", ("identity",)))
     return ({"email": customer.email},
             DraftCall("find_customer_id_by_email", {"email": customer.email}, "read", ("identity",)))
-
-
-def _execute(builder: _Builder, intent: DraftIntent) -> None:
-    """Run an intent's calls on the working environment, so the next intent sees their effects."""
-    for call in intent.calls:
-        try:
-            builder.env.call(call.name, call.arguments)
-        except ToolError as exc:
-            raise TaskRejected("ground_truth_call_failed", f"{call.name}: {exc}") from None
-        if call.kind == "write":
-            builder.read.clear()  # what was read before a write may be stale now
-            builder.customer = builder.state.customers[builder.customer.id]

@@ -14,7 +14,7 @@ from trajforge.environments.retail.data import (
     RetailState,
 )
 from trajforge.environments.retail.policy import price_difference, write_breaches
-from trajforge.errors import PolicyViolation, ToolError
+from trajforge.errors import ToolError
 
 
 class RetailTools(Toolkit):
@@ -33,10 +33,8 @@ class RetailTools(Toolkit):
             raise ToolError(f"customer {customer_id} not found")
         return customer
 
-    def _enforce(self, name: str, args: dict[str, Any]) -> None:
-        breaches = write_breaches(self.state, name, args)
-        if breaches:
-            raise PolicyViolation(*breaches[0])
+    def write_breaches(self, name: str, args: dict[str, Any]) -> list[tuple[str, str]]:
+        return write_breaches(self.state, name, args)
 
     def _check_items(self, order: Order, item_ids: list[str], new_item_ids: list[str] | None) -> None:
         if not item_ids:
@@ -71,9 +69,6 @@ class RetailTools(Toolkit):
         """Checks shared by item swaps; settles the price difference and returns the payments."""
         order = self._order(order_id)
         self._check_items(order, item_ids, new_item_ids)
-        self._enforce(tool_name, {"order_id": order_id, "item_ids": item_ids,
-                                  "new_item_ids": new_item_ids,
-                                  "payment_method_id": payment_method_id})
         diff = price_difference(self.state, order_id, item_ids, new_item_ids)
         self._move_money(order.customer_id, payment_method_id, diff)
         payments = order.payments
@@ -165,7 +160,6 @@ class RetailTools(Toolkit):
             reason: Either "no longer needed" or "ordered by mistake".
         """
         order = self._order(order_id)
-        self._enforce("cancel_pending_order", {"order_id": order_id, "reason": reason})
         self._move_money(order.customer_id, order.payment_method_id, -order.total)
         refund = Payment(kind="refund", payment_method_id=order.payment_method_id, amount=order.total)
         return self._put(order, status="cancelled", cancel_reason=reason,
@@ -185,7 +179,6 @@ class RetailTools(Toolkit):
             zip: Five-digit zip code.
         """
         order = self._order(order_id)
-        self._enforce("modify_pending_order_address", {"order_id": order_id})
         address = Address(address1=address1, address2=address2, city=city, state=state, zip=zip)
         return self._put(order, address=address)
 
@@ -198,8 +191,6 @@ class RetailTools(Toolkit):
             payment_method_id: The new payment method's id, e.g. "gift_card_1234567".
         """
         order = self._order(order_id)
-        self._enforce("modify_pending_order_payment",
-                      {"order_id": order_id, "payment_method_id": payment_method_id})
         self._move_money(order.customer_id, payment_method_id, order.total)
         self._move_money(order.customer_id, order.payment_method_id, -order.total)
         payments = order.payments + (
@@ -244,9 +235,6 @@ class RetailTools(Toolkit):
         """
         order = self._order(order_id)
         self._check_items(order, item_ids, None)
-        self._enforce("return_delivered_order_items",
-                      {"order_id": order_id, "item_ids": item_ids,
-                       "payment_method_id": payment_method_id})
         amount = round(sum(order.known_item(i).price for i in item_ids), 2)  # _check_items found each
         self._move_money(order.customer_id, payment_method_id, -amount)
         refund = Payment(kind="refund", payment_method_id=payment_method_id, amount=amount)

@@ -1,0 +1,136 @@
+"""The domain authoring kit: what every domain would otherwise write again.
+
+- ``standard_rules``: the rules every domain has (authenticate, confirm, own_account), worded for
+  its users and their identity factors. Their checks are the framework's (``verifiers.checks``):
+  a domain declares what they need (``auth_tools``, ``account_params``, ``account_owner``).
+- ``policy_text``: the policy the agent reads, the rules numbered with their ids.
+- ``KindMix`` and ``draw_intents``: a task's intents drawn by weight, each kind tried until one
+  can be built for this user, a failed attempt undone.
+- ``run_ground_truth``: an intent's calls executed on the sampler's working environment, so the
+  next intent sees their effects and outputs are real results.
+
+Write-rule enforcement is ``Toolkit.write_breaches`` (``environments.base``): the environment
+asks it before every write and refuses the call with the first rule it breaks, so a tool does
+not check rules itself; the policy check replays the same method. Frozen records are enforced
+when a domain loads (``environments.validate``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from trajforge.environments.base import Environment
+from trajforge.environments.tasks import DraftIntent
+from trajforge.errors import TaskRejected, ToolError
+
+# the ids of the rules ``standard_rules`` words; the framework's checks are named after them
+AUTHENTICATE, CONFIRM, OWN_ACCOUNT = "authenticate", "confirm", "own_account"
+
+
+def standard_rules(*, user: str = "user", identify: str = "their account details",
+                   owns: str = "account and records") -> dict[str, str]:
+    """The three rules of every domain, in its words: ``user``, who the agent serves ("customer",
+    "passenger"); ``identify``, how they prove who they are ("email, or name and zip code");
+    ``owns``, what is theirs ("profile and orders")."""
+    return {
+        AUTHENTICATE: f"Authenticate the {user} by {identify}, before looking at or changing any "
+                      "of their data.",
+        CONFIRM: "Before every write, describe the action and its details and get an explicit yes "
+                 f"from the {user}. One yes covers one write.",
+        OWN_ACCOUNT: f"Only look at or act on the authenticated {user}'s own {owns}.",
+    }
+
+
+def policy_text(title: str, preamble: str, rules: Mapping[str, str], closing: str = "") -> str:
+    """The policy the agent reads: a title, a preamble, the rules numbered with their ids in
+    brackets (``3. [cancel_pending] Only pending orders can be cancelled.``), a closing line."""
+    lines = [f"# {title}", "", preamble, ""]
+    lines += [f"{i}. [{rule}] {text}" for i, (rule, text) in enumerate(rules.items(), start=1)]
+    if closing:
+        lines += ["", closing]
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class KindMix:
+    """Which intent kinds a task draws from: read-only and write kinds (a draw picks the
+    read-only pool with the sampler's ``p_read_only``), each kind's weight (default 1), and the
+    kinds a task holds at most once."""
+
+    read_only: tuple[str, ...]
+    writes: tuple[str, ...]
+    weights: Mapping[str, int] = field(default_factory=dict)
+    once: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        unknown = set(self.weights) - set(self.read_only) - set(self.writes)
+        if unknown:
+            raise ValueError(f"KindMix weights name kinds it does not draw: {sorted(unknown)}")
+
+
+class IntentBuilder(Protocol):
+    """What ``draw_intents`` drives: one task's builder over the sampler's working environment."""
+
+    def build(self, kind: str) -> DraftIntent:
+        """An intent of ``kind`` for this task's user, or ``TaskRejected`` when it has none."""
+        ...
+
+    def checkpoint(self) -> object:
+        """What ``rollback`` needs to undo a failed ``build`` (the reads and entities it used)."""
+        ...
+
+    def rollback(self, point: object) -> None: ...
+
+    def execute(self, intent: DraftIntent) -> None:
+        """Run the intent's calls (``run_ground_truth``) and note their effects."""
+        ...
+
+
+def draw_intents(rng: random.Random, n_intents: int, p_read_only: float, mix: KindMix,
+                 builder: IntentBuilder) -> list[DraftIntent]:
+    """Up to ``n_intents`` intents, each executed before the next is drawn. Each draw picks a
+    pool, then tries its kinds by weight without replacement until one builds; a task with at
+    least one intent ends early when no kind fits, one with none raises
+    ``TaskRejected("no_feasible_intent")`` naming why each kind failed."""
+    intents: list[DraftIntent] = []
+    for _ in range(n_intents):
+        pool = mix.read_only if rng.random() < p_read_only else mix.writes
+        had = {i.kind for i in intents}
+        kinds = [k for k in pool if k not in mix.once or k not in had]
+        weights = [mix.weights.get(k, 1) for k in kinds]
+        intent = None
+        failures: list[str] = []
+        while kinds and intent is None:
+            kind = rng.choices(kinds, weights)[0]
+            idx = kinds.index(kind)
+            kinds.pop(idx)
+            weights.pop(idx)
+            point = builder.checkpoint()
+            try:
+                intent = builder.build(kind)
+            except TaskRejected as exc:
+                failures.append(exc.reason)
+                builder.rollback(point)
+        if intent is None:
+            if intents:  # fewer intents than asked: the user has nothing more to do
+                break
+            raise TaskRejected("no_feasible_intent", ",".join(sorted(set(failures))))
+        builder.execute(intent)
+        intents.append(intent)
+    return intents
+
+
+def run_ground_truth(env: Environment, intent: DraftIntent) -> bool:
+    """Run an intent's calls on the sampler's working environment; whether one was a write
+    (what was read before it may be stale). A failing call rejects the task."""
+    wrote = False
+    for call in intent.calls:
+        try:
+            env.call(call.name, call.arguments)
+        except ToolError as exc:
+            raise TaskRejected("ground_truth_call_failed", f"{call.name}: {exc}") from None
+        wrote = wrote or call.kind == "write"
+    return wrote
