@@ -246,8 +246,13 @@ def deploy(
               f"Run one now: prefect deployment run '{full_name}'")
 
 
-@app.command()
-def domains() -> None:
+domains_app = typer.Typer(no_args_is_help=False, invoke_without_command=True,
+                          help="The installed domains; `domains check NAME` plays one.")
+app.add_typer(domains_app, name="domains")
+
+
+@domains_app.callback()
+def domains(ctx: typer.Context) -> None:
     """List the installed domains with their tools and policy rules; each broken one is one
     line on stderr, ``NAME: broken: PROBLEM (SOURCE)``. Exits 0 when at least one domain loads,
     2 when none does (or two packages register one name)."""
@@ -255,6 +260,8 @@ def domains() -> None:
     from trajforge.environments.registry import domain_names, load_domain_class
     from trajforge.environments.validate import BrokenDomain
 
+    if ctx.invoked_subcommand is not None:
+        return
     with _one_line():
         names = domain_names()
     table = Table("domain", "tools (read/write)", "policy rules", "source")
@@ -275,6 +282,50 @@ def domains() -> None:
         typer.echo(line, err=True)
     if not table.row_count:
         raise typer.Exit(2)
+
+
+@domains_app.command("check")
+def domains_check(
+    name: Annotated[str, typer.Argument(help="a registered domain")],
+    blueprints: Annotated[int, typer.Option("--blueprints", "-n", min=1, help="blueprints to play")] = 1000,
+    size: Annotated[int, typer.Option(min=10, help="the domain's size")] = 300,
+    seed: Annotated[int, typer.Option(help="the domain's seed")] = 0,
+    min_drawn: Annotated[int, typer.Option(min=1, help="fewer draws of a fault kind: under-drawn")] = 30,
+    json_out: Annotated[Path | None, typer.Option("--json", help="also write the tallies here")] = None,
+) -> None:
+    """Play an oracle and a fault-injected episode of NAME per blueprint and print, per check,
+    the oracle episodes it failed and, per fault kind, how often it was drawn and caught, and
+    what the domain does not declare that a check needs. Exits 1 when an oracle episode fails,
+    a fault is missed or a kind is under-drawn."""
+    from trajforge.environments.registry import load_domain
+    from trajforge.evaluation.domain_check import check_domain
+    from trajforge.simulation.faults import FAULT_CHECKS
+
+    with _one_line():
+        domain = load_domain(name, size, seed)
+        report = check_domain(domain, blueprints, min_drawn=min_drawn)
+    rate = report.oracle_pass_rate
+    out.print(f"{name}: {report.blueprints} blueprints ({sum(report.rejections.values())} rejected), "
+              f"{report.oracle_episodes} oracle episodes, pass rate "
+              f"{'-' if rate is None else f'{rate:.1%}'}")
+    checks = Table("check", "oracle episodes failed")
+    for check in report.checks:
+        checks.add_row(check, str(report.oracle_failures[check]))
+    out.print(checks)
+    faults = Table("fault kind", "named check", "drawn", "caught", "recall")
+    for kind, named in FAULT_CHECKS.items():
+        n, caught = report.drawn[kind.value], report.caught[kind.value]
+        low = " (under-drawn)" if n < min_drawn else ""
+        faults.add_row(kind.value, named, f"{n}{low}", str(caught), f"{caught / n:.1%}" if n else "-")
+    out.print(faults)
+    for line in report.undeclared:
+        out.print(f"undeclared: {line}")
+    for example in report.examples:
+        out.print(f"example: {json.dumps(example)[:400]}")
+    if json_out is not None:
+        json_out.write_text(json.dumps(report.as_dict(), indent=1) + "\n")
+    if not report.ok:
+        raise typer.Exit(1)
 
 
 @app.command()

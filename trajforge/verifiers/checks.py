@@ -301,7 +301,17 @@ def check_no_loops(ctx: Context) -> CheckResult:
 
 
 def check_termination(ctx: Context) -> CheckResult:
+    """The episode ends with a satisfied user, or with a hand-over when the task's correct
+    outcome is one (its ground truth ends with the domain's ``transfer_tool``), and only then."""
     reason = ctx.trajectory.termination
+    calls = ctx.blueprint.ground_truth.calls
+    transfer = ctx.domain.transfer_tool
+    expects_transfer = bool(calls) and transfer is not None and calls[-1].name == transfer
+    if expects_transfer:
+        if reason is TerminationReason.transfer:
+            return CheckResult(True)
+        return CheckResult(False, f"episode ended by {reason.value}; the task's outcome is a "
+                                  f"hand-over ({transfer})")
     if reason is TerminationReason.user_stop:
         return CheckResult(True)
     return CheckResult(False, f"episode ended by {reason.value}, not by a satisfied user")
