@@ -57,13 +57,15 @@ def policy_text(title: str, preamble: str, rules: Mapping[str, str], closing: st
 @dataclass(frozen=True)
 class KindMix:
     """Which intent kinds a task draws from: read-only and write kinds (a draw picks the
-    read-only pool with the sampler's ``p_read_only``), each kind's weight (default 1), and the
-    kinds a task holds at most once."""
+    read-only pool with the sampler's ``p_read_only``), each kind's weight (default 1), the
+    kinds a task holds at most once, and the kinds that end a task (a hand-over to a human: no
+    intent is drawn after one)."""
 
     read_only: tuple[str, ...]
     writes: tuple[str, ...]
     weights: Mapping[str, int] = field(default_factory=dict)
     once: frozenset[str] = frozenset()
+    final: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         unknown = set(self.weights) - set(self.read_only) - set(self.writes)
@@ -120,6 +122,8 @@ def draw_intents(rng: random.Random, n_intents: int, p_read_only: float, mix: Ki
             raise TaskRejected("no_feasible_intent", ",".join(sorted(set(failures))))
         builder.execute(intent)
         intents.append(intent)
+        if intent.kind in mix.final:
+            break
     return intents
 
 
