@@ -7,8 +7,8 @@ and the values of its attributes. ``trajforge.verifiers.claims`` does the rest g
 finds typed claims in the agent's sentences, ties each to the entity the sentence (or its
 message) names, and compares it with the most recent tool output about that entity.
 
-Ids are compared after the domain's normalisation (``Domain.id_forms``): ``W1234567`` and
-``#W1234567`` name the same order.
+Ids are compared after the domain's normalisation (``Domain.id_forms``): an id written with or
+without its prefix (``A1234567`` and ``#A1234567``) names the same entity.
 """
 
 from __future__ import annotations

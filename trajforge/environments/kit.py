@@ -32,8 +32,8 @@ AUTHENTICATE, CONFIRM, OWN_ACCOUNT = "authenticate", "confirm", "own_account"
 
 def standard_rules(*, user: str = "user", identify: str = "their account details",
                    owns: str = "account and records") -> dict[str, str]:
-    """The three rules of every domain, in its words: ``user``, who the agent serves ("customer",
-    "passenger"); ``identify``, how they prove who they are ("email, or name and zip code");
+    """The three rules of every domain, in its words: ``user``, who the agent serves ("client",
+    "passenger"); ``identify``, how they prove who they are ("email, or name and date of birth");
     ``owns``, what is theirs ("profile and orders")."""
     return {
         AUTHENTICATE: f"Authenticate the {user} by {identify}, before looking at or changing any "
@@ -133,7 +133,7 @@ def run_ground_truth(env: Environment, intent: DraftIntent) -> bool:
     wrote = False
     for call in intent.calls:
         try:
-            env.call(call.name, call.arguments)
+            env.call(call.name, call.arguments, "user" if call.kind == "user" else "agent")
         except ToolError as exc:
             raise TaskRejected("ground_truth_call_failed", f"{call.name}: {exc}") from None
         wrote = wrote or call.kind == "write"

@@ -1,7 +1,7 @@
 """The LLM blueprint proposer.
 
-For blueprint ``i``, a model sees real entities sampled from the domain's state (a customer and
-their orders, say), the policy, the tools and the intent kinds, and proposes a task as JSON: the
+For blueprint ``i``, a model sees real entities sampled from the domain's state (an account and
+what it owns, say), the policy, the tools and the intent kinds, and proposes a task as JSON: the
 user's identity, their intents with slot values, the ground-truth calls in order, and the values
 the agent must tell the user. The proposal becomes a blueprint exactly as a programmatic draft
 does (``compose_blueprint``: persona and disclosure plan are sampled here, not by the model),
@@ -134,25 +134,25 @@ def proposer_prompt(domain: Domain) -> str:
              for kind, spec in domain.intents.items()}
     tools = [spec.model_dump(mode="json")["function"] for spec in domain.tool_specs()]
     return "\n".join([
-        f"You design realistic customer-service tasks for the '{domain.name}' domain, used to "
-        "train and test support agents. A task is what one customer wants and the exact tool "
-        "calls a correct agent makes to serve them.",
+        f"You design realistic support tasks for the '{domain.name}' domain, used to train and "
+        f"test support agents. A task is what one user ({domain.prose.role}) wants and the exact "
+        "tool calls a correct agent makes to serve them.",
         "", "The agent's policy:", domain.policy, "",
         "Tools (name, description, parameters):", json.dumps(tools), "",
         "Intent kinds (slots are the facts the agent needs; core slots are always in the "
-        "customer's request):", json.dumps(kinds), "",
+        "user's request):", json.dumps(kinds), "",
         "Answer with one JSON object and nothing else, of this shape:",
         json.dumps(ProposedTask.model_json_schema()), "",
         "Rules: use only the entities you are given (real ids and values); auth_calls "
-        "authenticate the customer first; the calls of each intent are in the order a careful "
+        "authenticate the user first; the calls of each intent are in the order a careful "
         "agent makes them, reads before writes, and every write must be allowed by the policy; "
         "an output is a value that appears in the result of the call it follows, which the agent "
-        "must tell the customer.",
+        "must tell the user.",
     ])
 
 
 def _request(entities: dict[str, Any], n_intents: int) -> str:
-    return (f"Entities from the store's database:\n{json.dumps(entities)}\n\nPropose one task "
+    return (f"Entities from the service's database:\n{json.dumps(entities)}\n\nPropose one task "
             f"with {n_intents} intent(s). Answer with the JSON object only.")
 
 
@@ -160,9 +160,9 @@ def review_prompt(bp: TaskBlueprint) -> str:
     task = {"goal": bp.user.goal, "intents": [i.model_dump(mode="json") for i in bp.user.intents],
             "known_facts": bp.user.known_facts, "hidden_facts": bp.user.hidden_facts,
             "calls": [c.model_dump(mode="json") for c in bp.ground_truth.calls]}
-    return ("You review a proposed customer-service task for a training set. Is it realistic (a "
-            "real customer could want this, said this way) and solvable (a correct agent can do "
-            "it with the tools, from what the customer knows)? Answer with JSON only: "
+    return ("You review a proposed support task for a training set. Is it realistic (a real "
+            "user could want this, said this way) and solvable (a correct agent can do it with "
+            "the tools, from what the user knows)? Answer with JSON only: "
             '{"realistic": true|false, "solvable": true|false, "reason": "..."}\n\n'
             f"Task: {json.dumps(task)}")
 
@@ -308,8 +308,9 @@ def scripted_blueprints(domain: Domain, generation: GenerationConfig, start: int
 def scripted_proposer_role(domain: Domain, generation: GenerationConfig
                            ) -> Callable[[dict[str, Any], dict[str, str]], dict[str, Any]]:
     """Answers proposer requests with the programmatic sampler's draft for the blueprint index
-    the request is about. On the first round of every fourth index it proposes a call on an
-    order that does not exist (the kind of mistake models make), so the feedback loop runs;
+    the request is about. On the first round of every fourth index it proposes a write on an
+    entity that does not exist (an id with digits changed: the kind of mistake models make), so
+    the feedback loop runs;
     when told its proposal was rejected, it answers correctly."""
     sampler = domain.task_sampler()
 
@@ -322,12 +323,25 @@ def scripted_proposer_role(domain: Domain, generation: GenerationConfig
         if first_round and seed % 4 == 0:
             for intent in proposal["intents"]:
                 write = next((c for c in intent["calls"] if c["kind"] == "write"), None)
-                if write is not None and "order_id" in write["arguments"]:
-                    write["arguments"]["order_id"] = "#W0000000"
+                if write is not None and _invent_id(domain, write["arguments"], seed):
                     break
         return {"role": "assistant", "content": json.dumps(proposal)}
 
     return answer
+
+
+def _invent_id(domain: Domain, arguments: dict[str, Any], seed: int) -> bool:
+    """Replace the first entity-valued argument with a well-formed id two characters off (in a
+    large id space almost surely no entity's); whether one was."""
+    from trajforge.simulation.faults import mutate_id
+
+    for key, value in arguments.items():
+        if isinstance(value, str) and domain.references_entity(key):
+            invented = mutate_id(value, random.Random(seed), [value])
+            if invented is not None:
+                arguments[key] = invented
+                return True
+    return False
 
 
 def scripted_reviewer_role() -> Callable[[dict[str, Any], dict[str, str]], dict[str, Any]]:

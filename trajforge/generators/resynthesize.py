@@ -4,20 +4,20 @@ A task the current policy solves only sometimes carries the most training signal
 asks for more tasks *like it*. ``resynthesize`` reads the parent's shape from its domain's task
 sampler (``plan_of``: intent kinds in order, which intent is redirected or has a revised fact,
 which target is named by description, how the user authenticates), samples fresh drafts of that
-shape for other customers (``sample_planned``), composes them with a new persona and reworded
+shape for other users (``sample_planned``), composes them with a new persona and reworded
 goal text, and keeps a variant only when
 
 - its structural descriptors equal the parent's (tool topology, dependency depth, write and read
   counts, evidence burden per write, number of intents, revisions and redirects): the plan fixes
-  the kinds, but a draw can still differ (a customer with another number of orders changes the
+  the kinds, but a draw can still differ (a user with another number of entities changes the
   evidence burden of a described target), so the check is the contract, the plan only makes it
   likely;
-- it authenticates another customer than the parent (new entities, not a reworded copy);
+- it authenticates another user than the parent (new entities, not a reworded copy);
 - it is new (id differs from the parent's and from the other variants);
 - its ground truth executes and passes ``validate_blueprint`` like any blueprint.
 
 Variants run on the parent's environment (same domain size and seed): the loop rolls every
-task of its pool out in one environment, and the template already holds hundreds of customers,
+task of its pool out in one environment, and the template already holds hundreds of users,
 so fresh entities need no other seed. Everything depends only on (parent id, seed): the same
 call returns the same variants, so a loop passes a new seed each iteration (e.g. the iteration
 number) to get new ones.
@@ -115,7 +115,7 @@ def resynthesize(parent: TaskBlueprint, domain: Domain, *, n: int, seed: int,
             rejected.append(("structure_mismatch", _structure_diff(parent, bp)))
             continue
         if parent_auth is not None and _auth_arguments(bp, domain) == parent_auth:
-            rejected.append(("same_entities", "authenticates the parent's customer"))
+            rejected.append(("same_entities", "authenticates the parent's user"))
             continue
         if bp.id in seen:
             rejected.append(("duplicate", bp.id))

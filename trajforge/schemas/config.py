@@ -17,7 +17,7 @@ RunnerKind = Literal["threads", "processes", "dask", "ray"]
 
 class DomainConfig(Record):
     name: str = "retail"
-    size: int = Field(default=300, ge=10, le=1_000_000, description="customers (or the domain's unit)")
+    size: int = Field(default=300, ge=10, le=1_000_000, description="the domain's size (its users, or its own unit)")
     seed: int = 0
 
 

@@ -103,8 +103,8 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int, split_digits: bool = 
                     system_prompt: bool = True, split_spaces: bool = False) -> Any:
     """A byte-level BPE (no unknown tokens) with the chat's special tokens and the template.
 
-    With ``split_digits`` every digit is its own token (as in Llama's tokenizer). The ids of this
-    domain (orders, items, payment methods, zip codes) are digit strings the agent must copy
+    With ``split_digits`` every digit is its own token (as in Llama's tokenizer). A domain's ids
+    (and postal codes, card numbers) are mostly digit strings the agent must copy
     from the dialogue into its calls; merged digit chunks split a new id in unpredictable places,
     single digits make copying the same small step for every id.
 

@@ -72,7 +72,7 @@ ANNOUNCE = ("I'll go ahead and {action} now.", "Alright, I'm going to {action}."
 PROMISE = ("Great, I'll {action} right away. Goodbye!", "Perfect, consider it done. Have a great day!")
 DONE_BYE = ("Great, that's all set then. Goodbye!", "Wonderful, thanks for confirming. Bye for now!")
 HOLD = ("One moment while I pull that up.", "Give me a second to go over the details.")
-TRANSFER_NOTE = "The customer asked for help with their request; handing over to a colleague."
+TRANSFER_NOTE = "The user asked for help with their request; handing over to a colleague."
 OUTSIDE_VALUE = "changed my mind"
 VAGUE_MONEY = "the amount shown on your account"
 VAGUE_TEXT = "being handled"
@@ -122,9 +122,19 @@ def _like(value: str, texts: Sequence[str]) -> list[str]:
     return [v for v in dict.fromkeys(m for t in texts for m in shape.findall(t)) if v != value]
 
 
+def _same_kind(char: str) -> str:
+    if char.isdigit():
+        return string.digits
+    return string.ascii_uppercase if char.isupper() else string.ascii_lowercase
+
+
 def mutate_id(value: str, rng: random.Random, texts: Sequence[str], *, transpose: bool = False) -> str | None:
-    """``value`` with digits changed (or two adjacent digits swapped), never seen in ``texts``."""
+    """``value`` with digits changed (or two adjacent digits swapped), never seen in ``texts``;
+    an id with fewer than three digits (a booking code "K4Q9ZT") has its letters and digits
+    changed instead, each for one of its own kind (a letter of the same case, a digit)."""
     positions = [i for i, c in enumerate(value) if c.isdigit()]
+    if len(positions) < 3:
+        positions = [i for i, c in enumerate(value) if c.isascii() and c.isalnum()]
     if len(positions) < 3:
         return None
     seen = " ".join(texts)
@@ -137,7 +147,7 @@ def mutate_id(value: str, rng: random.Random, texts: Sequence[str], *, transpose
             chars[i], chars[i + 1] = chars[i + 1], chars[i]
         else:
             for i in rng.sample(positions[-4:], min(2, len(positions[-4:]))):
-                chars[i] = rng.choice([d for d in "0123456789" if d != chars[i]])
+                chars[i] = rng.choice([d for d in _same_kind(chars[i]) if d != chars[i]])
         out = "".join(chars)
         if out != value and out not in seen:
             return out
@@ -582,14 +592,21 @@ def fault_forms(bp: TaskBlueprint, domain: Domain) -> dict[FaultKind, dict[int, 
         found = misstatements(domain, intent.kind, domain.intents[intent.kind], dict(intent.slots),
                                rehearsal.observed, write_at)
         add(FaultKind.misstatement, k, [f for f in FAULT_FORMS[FaultKind.misstatement] if f in found])
-    first_order = intents[0].slots.get("order", "") if intents else ""
-    if any(first_order and first_order in json.dumps(c.arguments) for c in calls):
+    if intents and _names_account_entity(domain, intents[0].slots, calls):
         forms = ["never_asked", "asked_not_verified", "failed_lookup_ignored", "read_before_auth"]
         if any(c.intent == 0 and c.kind == "write" for c in calls):
             forms.append("late_after_write")
         if any(c.name in domain.auth_tools for c in calls):
             add(FaultKind.skipped_authentication, 0, forms)
     return out
+
+
+def _names_account_entity(domain: Domain, slots: dict[str, str], calls: Sequence[GroundTruthCall]) -> bool:
+    """Whether the user's request names an entity that scopes a call to an account (a value of
+    one of ``domain.account_params``), so an agent could act on it without identifying them."""
+    said = {domain.canonical_ids(v) for v in slots.values() if v}
+    return any(domain.canonical_ids(str(v)) in said for c in calls for p, v in c.arguments.items()
+               if p in domain.account_params and not isinstance(v, list))
 
 
 def applicable_faults(bp: TaskBlueprint, domain: Domain) -> dict[FaultKind, list[int]]:

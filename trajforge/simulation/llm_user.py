@@ -1,6 +1,6 @@
 """The model-backed user simulator.
 
-The model plays the customer of a blueprint: its persona, goal, the facts it volunteers, the
+The model plays the user of a blueprint: its persona, goal, the facts it volunteers, the
 facts it gives only when asked, and the disclosure plan (which requests it makes in which order,
 and when it revises a fact or redirects a request). It sees the conversation from its own side:
 its own turns as ``assistant``, the agent's text as ``user``; tool traffic is hidden from it.
@@ -51,7 +51,7 @@ DEFAULT_GOODBYE = "Thanks, bye."
 # phrases that only appear when the model quotes its instructions
 LEAK_MARKERS = ("hidden fact", "disclosure plan", "known fact", "end_conversation", "you are role-playing",
                 "your persona", "my instructions", "system prompt", "role-play")
-# phrases of a support agent, not of a customer
+# phrases of a support agent, not of the person it serves
 AGENT_MARKERS = ("how can i help you", "how may i help", "how may i assist", "how can i assist",
                  "is there anything else i can help", "as an ai", "i have processed your",
                  "i've processed your", "let me look up your", "i will look up your")
@@ -68,8 +68,9 @@ def user_instructions(bp: TaskBlueprint, domain: Domain) -> str:
     u = bp.user
     p = u.persona
     lines = [
-        f"You are role-playing a customer who contacts {domain.name} customer support in a chat. "
-        "You are the customer, never the support agent. Write only the customer's next message.",
+        f"You are role-playing {domain.prose.role} who contacts {domain.name} support in a chat. "
+        "You are the one asking for help, never the support agent. Write only your own next "
+        "message.",
         "",
         f"Persona: {p.style.value} style, verbosity {p.verbosity} of 3"
         + (f", {', '.join(p.traits)}" if p.traits else "")
@@ -152,7 +153,7 @@ class UserGuards:
         if any(marker in low for marker in LEAK_MARKERS):
             return "the message leaks the simulator's instructions"
         if any(marker in low for marker in AGENT_MARKERS):
-            return "the message speaks as the support agent, not as the customer"
+            return "the message speaks as the support agent, not as the user"
         if candidate.stop and not candidate.gave_up and self.goal_met is not None and not self.goal_met():
             return ("the conversation was ended as done, but the requests have not all been "
                     "carried out yet; continue, or end with outcome gave_up if the agent cannot help")
@@ -161,7 +162,7 @@ class UserGuards:
             invented = [m for m in self.pattern.findall(text)
                         if m.lower() not in self.allowed and m.lower() not in seen]
             if invented:
-                return f"the message invents facts not in the customer's profile: {', '.join(invented)}"
+                return f"the message invents facts not in the user's profile: {', '.join(invented)}"
         return None
 
 
@@ -209,7 +210,7 @@ class LLMUser:
             if problems:
                 request = view + [{"role": "system", "content":
                                    f"Your previous reply was rejected: {problems[-1]}. "
-                                   "Write the customer's next message again."}]
+                                   "Write your next message again."}]
             try:
                 completion = await self.gateway.complete(
                     "user", self.model, request, ledger=self.ledger, tools=[STOP_TOOL],

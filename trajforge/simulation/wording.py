@@ -29,7 +29,7 @@ WORDINGS: tuple[WordingName, ...] = ("scripted", "evaluation")
 @dataclass(frozen=True)
 class Wording:
     """Phrasings that replace the policies' own; ``None`` keeps theirs. ``confirm`` holds
-    templates over ``{action}``, a bare infinitive clause ("cancel order #W1234567 ...")."""
+    templates over ``{action}``, a bare infinitive clause ("cancel order #A1234567 ...")."""
 
     name: WordingName = "scripted"
     confirm: tuple[str, ...] | None = None

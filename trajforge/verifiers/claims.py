@@ -204,9 +204,9 @@ def message_problems(domain: Domain, text: str, latest: dict[tuple[str, str], Cl
                 problems.append(f"states {claim.attribute.name} '{claim.text}' without naming what it is about")
                 continue
             claimed.setdefault((owner.kind, owner.key), set()).add(claim.attribute.name)
-            # a sentence naming an order and one of its products ("the Lamp in order #W1 ... $4")
-            # may state either's value; two entities of one kind are never interchangeable
-            # (but not a product for its own variant: a variant's product shows every variant's price)
+            # a sentence naming an entity and one of its parts ("the Lamp in order A1 ... $4") may
+            # state either's value; two entities of one kind are never interchangeable (but not a
+            # whole for its own variant: a variant's parent shows every variant's value)
             parts = {p for name in owner.names for p in name}
             others = [r for _, _, r in named if r.kind != owner.kind and claim.attribute.name in r.values
                       and not any(set(name) <= parts for name in r.names)]

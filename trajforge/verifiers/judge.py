@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from trajforge.environments.base import Domain
+from trajforge.environments.base import Domain, ToolKind
 from trajforge.errors import LLMFailure
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.config import ModelConfig
@@ -40,29 +40,36 @@ def checklist(bp: TaskBlueprint, domain: Domain) -> list[Criterion]:
     items = []
     for k, intent in enumerate(bp.user.intents):
         slots = ", ".join(f"{s}: {v}" for s, v in intent.slots.items())
-        items.append(Criterion(f"intent_{k + 1}", f"Did the agent fully handle the customer's request "
+        items.append(Criterion(f"intent_{k + 1}", f"Did the agent fully handle the user's request "
                                                   f"{k + 1} ({intent.kind.replace('_', ' ')}; {slots}): "
                                                   "carry it out, or refuse it as the policy requires?"))
     for out in bp.ground_truth.outputs:
-        items.append(Criterion(f"told_{out.key}", f"Did the agent tell the customer the {out.key.replace('_', ' ')} "
+        items.append(Criterion(f"told_{out.key}", f"Did the agent tell the user the {out.key.replace('_', ' ')} "
                                                   f"({out.value})?"))
     items.append(Criterion("policy", "Did the agent follow the policy throughout: authenticate the "
-                                     "customer before account actions, get an explicit yes before "
+                                     "user before account actions, get an explicit yes before "
                                      "every change, and take no action the policy forbids?"))
     items.append(Criterion("tone", "Was the agent polite and professional, without inventing facts?"))
     return items
 
 
-def transcript(trajectory: Trajectory) -> str:
+WRITE_MARK = " (changes data)"
+
+
+def transcript(trajectory: Trajectory, domain: Domain) -> str:
+    """The conversation as numbered lines (``[3] user: ...``, ``[4] agent calls name(args)``,
+    a write marked ``WRITE_MARK``), what the judge reads and quotes."""
+    writes = {t.name for t in domain.tools.values() if t.kind is ToolKind.write}
     lines = []
     for i, m in enumerate(trajectory.messages):
         if isinstance(m, UserMessage):
-            lines.append(f"[{i}] customer: {m.content}")
+            lines.append(f"[{i}] user: {m.content}")
         elif isinstance(m, AssistantMessage):
             if m.content:
                 lines.append(f"[{i}] agent: {m.content}")
             for call in m.tool_calls:
-                lines.append(f"[{i}] agent calls {call.name}({call.arguments})")
+                lines.append(f"[{i}] agent calls {call.name}({call.arguments})"
+                             + (WRITE_MARK if call.name in writes else ""))
         elif isinstance(m, ToolMessage):
             lines.append(f"[{i}] tool {m.name}{' ERROR' if m.is_error else ''}: {m.content[:400]}")
     return "\n".join(lines)
@@ -70,11 +77,11 @@ def transcript(trajectory: Trajectory) -> str:
 
 def judge_prompt(bp: TaskBlueprint, domain: Domain, trajectory: Trajectory) -> list[dict[str, Any]]:
     criteria = [{"key": c.key, "question": c.question} for c in checklist(bp, domain)]
-    system = ("You grade a customer-service conversation against a checklist. For every criterion "
+    system = ("You grade a support conversation against a checklist. For every criterion "
               "answer passed true or false and quote, word for word, the part of the conversation "
               "that shows it (copy the text after the speaker label). Answer with JSON only: "
               '{"criteria": [{"key": "...", "passed": true, "evidence": "..."}]}')
-    user = (f"The agent's policy:\n{domain.policy}\n\nConversation:\n{transcript(trajectory)}\n\n"
+    user = (f"The agent's policy:\n{domain.policy}\n\nConversation:\n{transcript(trajectory, domain)}\n\n"
             f"Checklist:\n{json.dumps(criteria)}")
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
@@ -117,7 +124,7 @@ async def judge_trajectory(gateway: Gateway, model: ModelConfig, trajectory: Tra
     try:
         completion = await gateway.complete("judge", model, judge_prompt(bp, domain, trajectory),
                                             ledger=ledger, headers=episode_tag(bp.id, trajectory.episode.seed))
-        judged = parse_judgement(completion.first.content, criteria, transcript(trajectory))
+        judged = parse_judgement(completion.first.content, criteria, transcript(trajectory, domain))
     except LLMFailure as failure:
         judged = {c.key: (False, f"judge failed: {failure}", "") for c in criteria}
     return [Verdict(id=Verdict.make_id(trajectory.id, CHECK_PREFIX + key), trajectory_id=trajectory.id,
@@ -131,8 +138,8 @@ async def judge_trajectory(gateway: Gateway, model: ModelConfig, trajectory: Tra
 
 def scripted_judge_role() -> Callable[[dict[str, Any], dict[str, str]], dict[str, Any]]:
     """A rule-based stand-in that reads the prompt's transcript: a required value passes when
-    an agent line says it; the policy passes when every write-like call follows a customer
-    'yes'; an intent passes when some tool call after the customer's request succeeded; tone
+    an agent line says it; the policy passes when every call marked as a write follows a user
+    'yes'; an intent passes when some tool call after the user's request succeeded; tone
     passes. Each answer quotes the line it rests on."""
     from trajforge.environments.dialogue import is_affirmative
 
@@ -142,7 +149,7 @@ def scripted_judge_role() -> Callable[[dict[str, Any], dict[str, str]], dict[str
         criteria = json.loads(text.rsplit("Checklist:\n", 1)[-1]) if "Checklist:\n" in text else []
         lines = dialogue.splitlines()
         agent = [ln.split(": ", 1)[1] for ln in lines if "] agent: " in ln]
-        customer = [ln for ln in lines if "] customer: " in ln]
+        said = [ln for ln in lines if "] user: " in ln]
         results = []
         for c in criteria:
             key, question = c["key"], c["question"]
@@ -153,17 +160,16 @@ def scripted_judge_role() -> Callable[[dict[str, Any], dict[str, str]], dict[str
                                 "evidence": line or (agent[-1] if agent else "")})
             elif key == "policy":
                 bad = None
-                last_customer = ""
-                write_words = ("cancel", "modify", "return", "exchange", "update")
+                last_said = ""
                 for line in lines:
-                    if "] customer: " in line:
-                        last_customer = line.split(": ", 1)[1]
-                    elif " agent calls " in line and any(w in line for w in write_words):
-                        if not is_affirmative(last_customer):
+                    if "] user: " in line:
+                        last_said = line.split(": ", 1)[1]
+                    elif " agent calls " in line and line.endswith(WRITE_MARK):
+                        if not is_affirmative(last_said):
                             bad = line.split("] ", 1)[1]
                             break
                 results.append({"key": key, "passed": bad is None,
-                                "evidence": bad or (customer[-1].split(": ", 1)[1] if customer else "")})
+                                "evidence": bad or (said[-1].split(": ", 1)[1] if said else "")})
             elif key.startswith("intent_"):
                 ok = next((ln.split("] ", 1)[1] for ln in lines if "] tool " in ln and " ERROR" not in ln), None)
                 results.append({"key": key, "passed": ok is not None, "evidence": ok or ""})

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trajforge.environments.dialogue import classify_agent, classify_user
+
+if TYPE_CHECKING:
+    from trajforge.environments.base import Domain
 
 FILLS_PER_TEMPLATE = 4
 
@@ -88,51 +91,65 @@ def by_phenomenon(rows: Sequence[dict[str, str]]) -> dict[str, dict[str, Any]]:
 
 
 class _Values(dict[str, str]):
-    def __missing__(self, key: str) -> str:  # a placeholder added since: a plain value
+    """Stand-in values for a phrase's placeholders, by the placeholder's name (no domain's own)."""
+
+    def __missing__(self, key: str) -> str:
+        for part, value in STAND_INS:
+            if part in key:
+                return value
         return "12.50"
 
 
-def generator_phrases() -> list[dict[str, str]]:
-    """The scripted policies' phrases, filled with retail values, with the act each must be
-    recognised as. Imported here, at call time: the generator may change its wording."""
-    from trajforge.environments.retail.phrasing import IDENTITY, INTENTS, SLOTS
+# (part of a placeholder's name, the value it gets), first match wins
+STAND_INS = (("email", "li.ma@example.com"), ("name", "Li Ma"), ("address", "17 Ash Road, Dayton, OH 45402"),
+             ("date", "2024-05-03"), ("code", "45402"), ("id", "#A2918352"),
+             ("status", "pending"), ("reason", "no longer needed"), ("error", "that is not allowed"),
+             ("item", "the red mug"), ("option", "color: blue"), ("value", "#A2918352"))
+
+
+def generator_phrases(domains: Sequence[type[Domain]] | None = None) -> list[dict[str, str]]:
+    """The scripted policies' phrases, with every installed domain's (or ``domains``') intent,
+    slot and identity phrases filled with stand-in values, and the act each must be recognised
+    as. Imported here, at call time: the generator may change its wording."""
+    from trajforge.environments.registry import domain_names, load_domain_class
     from trajforge.simulation import agents, user
 
-    values = {"order_id": "#W2918352", "reason": "no longer needed", "address": "17 Ash Road, Dayton, OH 45402",
-              "payment": "paypal_3721880", "items": "the red mug", "option": "color: blue",
-              "refund": "31.20", "difference": "4.00", "status": "pending", "product": "T-shirt",
-              "price": "19.99", "option_name": "color", "value": "#W2918352", "email": "li.ma@example.com",
-              "name": "Li Ma", "zip": "45402", "error": "order is not pending"}
+    if domains is None:
+        domains = [load_domain_class(name) for name in domain_names()]
+    values = _Values()
+    intents = [spec for d in domains for spec in d.intents.values()]
+    slots = [slot for d in domains for slot in d.slots.values()]
+    identity_asks = [ask for d in domains for ask in d.identity.asks]
     rows: list[dict[str, str]] = []
 
     def add(text: str, role: str, label: str, source: str) -> None:
-        rows.append({"text": text.format_map(_Values(values)) if "{" in text else text, "role": role,
+        rows.append({"text": text.format_map(values) if "{" in text else text, "role": role,
                      "label": label, "phenomenon": source})
 
-    actions = [a for spec in INTENTS.values() for a in spec.actions]
+    actions = [a for spec in intents for a in spec.actions]
     for template in agents.CONFIRM:
         for a in actions:
-            filled = template.replace("{action}", a.format_map(_Values(values)))
+            filled = template.replace("{action}", a.format_map(values))
             add(filled, "agent", "confirm_request", "agents.CONFIRM")
     for text in agents.ANYTHING_ELSE:
         add(text, "agent", "anything_else", "agents.ANYTHING_ELSE")
-    for text in IDENTITY.asks:
+    for text in identity_asks:
         add(text, "agent", "other", "agents.ASK_IDENTITY")
     for name in ("APOLOGY", "GOODBYE"):
         for text in getattr(agents, name):
             add(text, "agent", "other", f"agents.{name}")
-    for slot in SLOTS.values():
+    for slot in slots:
         for ack in agents.ACK:
             for q in slot.questions:
                 add(ack + q, "agent", "other", "phrasing.questions")
-    for spec in INTENTS.values():
+    for spec in intents:
         for report in spec.reports:
             add(report, "agent", "other", "phrasing.reports")
     for style in user.YES.values():
         for text in style:
             add(text, "user", "consent", "user.YES")
-    answers = [a for slot in SLOTS.values() for a in slot.answers]
-    requests = [r for spec in INTENTS.values() for r in spec.requests]
+    answers = [a for slot in slots for a in slot.answers]
+    requests = [r for spec in intents for r in spec.requests]
     for text in user.REVISE:
         for a in answers:
             add(text.replace("{answer}", a), "user", "non_consent", "user.REVISE")
