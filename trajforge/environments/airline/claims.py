@@ -4,7 +4,9 @@ Entities: reservations (by booking code, with or without ``#``, any case), fligh
 and date: a flight number alone names a route flown every day), gift cards and travel
 certificates (by id). Attributes: a reservation's or flight's status, a reservation's cabin,
 amounts (payments, refunds, fares, a card's or certificate's balance), dates (a flight's date,
-when a reservation was booked, its flights' dates) and a flight's scheduled times.
+when a reservation was booked, its flights' dates, its passengers' dates of birth), a flight's
+scheduled times, which flights a reservation holds (a flight number said of it) and how many
+checked bags it has and who its passengers are.
 """
 
 from __future__ import annotations
@@ -27,7 +29,14 @@ ATTRIBUTES = (
     Attribute("amount", AttributeType.money),
     Attribute("date", AttributeType.date),
     Attribute("time", AttributeType.phrase),
+    Attribute("flight", AttributeType.phrase),  # a reservation's flights; a flight's own number
+    Attribute("bags", AttributeType.phrase),  # a reservation's checked bags: "3 checked bags"
+    Attribute("passenger", AttributeType.phrase),  # a reservation's passengers, by full name
 )
+
+
+def bags_text(total: int) -> str:
+    return f"{total} checked bag" + ("" if total == 1 else "s")
 
 
 def canonical(text: str) -> str:
@@ -58,19 +67,24 @@ def claim_records(observation: Observation) -> list[ClaimRecord]:
     out: list[ClaimRecord] = []
     for obj in _objects(observation.result):
         if "legs" in obj and "passengers" in obj and isinstance(obj.get("id"), str):
-            payments = [float(p.get("amount") or 0) for p in obj.get("payment_history") or []]
+            payments = [float(p.get("amount") or 0) * (1 if p.get("kind") == "payment" else -1)
+                        for p in obj.get("payment_history") or []]
             n = len(obj.get("passengers") or []) or 1
             prices = [float(leg.get("price") or 0) for leg in obj.get("legs") or []]
-            amounts = {abs(a) for a in payments} | set(prices) | {p * n for p in prices} | {0.0}
-            amounts |= {abs(sum(a for a in payments if a < 0)), sum(a for a in payments if a > 0),
-                        sum(payments), sum(prices) * n}
+            amounts = {abs(a) for a in payments} | set(prices) | {p * n for p in prices}
+            refunds = [-a for a in payments if a < 0]
+            amounts |= {sum(a for a in payments if a > 0), sum(prices) * n} | ({sum(refunds)} if refunds else set())
             dates = ([str(obj.get("created_at", ""))[:10]] + [str(leg.get("date")) for leg in obj.get("legs") or []]
                      + [str(p.get("date_of_birth")) for p in obj.get("passengers") or []])
             out.append(ClaimRecord("reservation", obj["id"], ((obj["id"],),),
                                    {"status": _status(str(obj.get("status"))),
                                     "cabin": (cabin_text(str(obj.get("cabin"))),),
                                     "amount": tuple(sorted(round(a, 2) for a in amounts)),
-                                    "date": tuple(dates)}))
+                                    "date": tuple(dates),
+                                    "flight": tuple(str(leg.get("flight_number")) for leg in obj.get("legs") or []),
+                                    "bags": (bags_text(int(obj.get("total_baggages") or 0)),),
+                                    "passenger": tuple(f"{p.get('first_name')} {p.get('last_name')}"
+                                                       for p in obj.get("passengers") or [])}))
         elif "flight_number" in obj and "departure_time" in obj and "status" in obj:
             number, day = str(obj["flight_number"]), str(obj.get("date"))
             out.append(ClaimRecord("flight", flight_key(number, day),
@@ -78,7 +92,8 @@ def claim_records(observation: Observation) -> list[ClaimRecord]:
                                    {"status": _status(str(obj["status"])),
                                     "amount": tuple(float(v) for v in (obj.get("prices") or {}).values()),
                                     "date": (day,),
-                                    "time": (str(obj["departure_time"]), str(obj.get("arrival_time")))}))
+                                    "time": (str(obj["departure_time"]), str(obj.get("arrival_time"))),
+                                    "flight": (number,)}))
         elif obj.get("kind") in ("gift_card", "certificate") and isinstance(obj.get("id"), str):
             out.append(ClaimRecord(str(obj["kind"]), obj["id"], ((obj["id"],),),
                                    {"amount": (obj.get("balance"),)}))

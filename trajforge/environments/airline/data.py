@@ -109,8 +109,9 @@ class Leg(Record):
 
 class Payment(Record):
     payment_id: str
-    amount: float  # negative: a refund
-    note: str
+    kind: Literal["payment", "refund"]
+    amount: float
+    note: str  # what it was for: "booking", "flight change", "bags", ...
 
 
 class Reservation(Record):
@@ -328,7 +329,8 @@ def build_airline_state(rng: random.Random, size: int) -> AirlineState:
                 trip_type="round_trip" if len(legs) == 2 else "one_way", cabin=cabin,  # type: ignore[arg-type]
                 legs=tuple(legs), passengers=tuple(passengers), total_baggages=bags,
                 nonfree_baggages=nonfree, insurance=insurance,
-                payment_history=(Payment(payment_id=payer.id, amount=float(total), note="booking"),),
+                payment_history=(Payment(payment_id=payer.id, kind="payment", amount=float(total),
+                                         note="booking"),),
                 created_at=_created(rng), status="cancelled" if rng.random() < 0.05 else "active")
             mine.append(code)
         users[user_id] = User(id=user_id, first_name=first, last_name=last,

@@ -180,10 +180,10 @@ INTENTS: dict[str, IntentSpec] = {
         requests=("I'd like to add checked bags to my booking.", "Can I check more bags on a reservation?"),
         actions=("set reservation {reservation_id} to {bags}, paying any bag fees with {payment}",
                  "update the bags on reservation {reservation_id} to {bags}, with fees charged to {payment}"),
-        reports=("Reservation {reservation_id} now has {total} checked bags, {nonfree} of them paid. The bag "
-                 "fee for reservation {reservation_id} came to ${fee}.",
-                 "Done: {total} checked bags on reservation {reservation_id} ({nonfree} paid); reservation "
-                 "{reservation_id} was charged ${fee} for bags."),
+        reports=("Reservation {reservation_id} now has {bags}. The bag fee for reservation "
+                 "{reservation_id} came to ${fee}.",
+                 "Done: reservation {reservation_id} now has {bags}. Reservation {reservation_id} was "
+                 "charged ${fee} for bags."),
     ),
     "add_insurance": IntentSpec(
         "add_insurance", writes=True, core_slots=(), slots=("reservation", "payment"),

@@ -111,15 +111,12 @@ def cancellable(state: AirlineState, reservation: Reservation) -> bool:
             or reservation.cabin == "business" or airline_cancelled(state, reservation))
 
 
-def paid(reservation: Reservation) -> float:
-    return round(sum(p.amount for p in reservation.payment_history), 2)
-
-
 def net_payments(reservation: Reservation) -> dict[str, float]:
     """What each payment method has paid for the reservation, refunds taken off."""
     out: dict[str, float] = {}
     for p in reservation.payment_history:
-        out[p.payment_id] = round(out.get(p.payment_id, 0.0) + p.amount, 2)
+        signed = p.amount if p.kind == "payment" else -p.amount
+        out[p.payment_id] = round(out.get(p.payment_id, 0.0) + signed, 2)
     return out
 
 

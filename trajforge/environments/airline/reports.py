@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
-from trajforge.environments.airline.claims import codes
+from trajforge.environments.airline.claims import bags_text, codes
 from trajforge.environments.airline.data import AIRPORTS, cabin_text, date_text, money
 from trajforge.environments.base import Observation, ReportFacts
 
@@ -139,9 +139,9 @@ def _appended(before: dict[str, Any] | None, after: dict[str, Any]) -> list[dict
 def _settled(new: list[dict[str, Any]]) -> tuple[str, str]:
     if not new:
         return money(0.0), "nothing to pay or refund"
-    amount = float(new[-1]["amount"])
-    return money(amount), ("refunded to your saved payment method" if amount < 0
-                           else "charged to your saved payment method")
+    last = new[-1]
+    return money(float(last["amount"])), ("refunded to your saved payment method" if last["kind"] == "refund"
+                                          else "charged to your saved payment method")
 
 
 def _change_facts(kind: str, slots: dict[str, str], res: dict[str, Any],
@@ -190,10 +190,10 @@ def report_facts(kind: str, slots: dict[str, str], observed: Sequence[Observatio
     if kind in ("change_flight", "change_cabin"):
         facts["difference"], facts["settled"] = _settled(new)
     elif kind == "cancel_reservation":
-        facts["refund"] = money(sum(float(p["amount"]) for p in new if float(p["amount"]) < 0))
+        facts["refund"] = money(sum(float(p["amount"]) for p in new if p["kind"] == "refund"))
     elif kind in ("add_bags", "add_insurance"):
-        facts["fee"] = money(sum(float(p["amount"]) for p in new))
-        facts.update(total=str(after["total_baggages"]), nonfree=str(after["nonfree_baggages"]))
+        facts["fee"] = money(sum(float(p["amount"]) for p in new if p["kind"] == "payment"))
+        facts.update(bags=bags_text(int(after["total_baggages"])), nonfree=str(after["nonfree_baggages"]))
     elif kind == "update_passenger" and before is not None:
         changed = [p for p, q in zip(after["passengers"], before["passengers"], strict=False) if p != q]
         if changed:

@@ -378,7 +378,7 @@ class _Builder:
         i = self.rng.choice(options)
         p = reservation.passengers[i]
         if self.rng.random() < 0.5:  # a misspelt last name, or first name
-            first, last = p.first_name, p.last_name + self.rng.choice(("e", "s", "-Lee"))
+            first, last = p.first_name, p.last_name + self.rng.choice(("e", "s", "n"))
         else:
             first, last = p.first_name + self.rng.choice(("a", "e", "h")), p.last_name
         dob = p.date_of_birth

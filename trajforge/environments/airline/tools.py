@@ -80,13 +80,13 @@ class AirlineTools(Toolkit):
         method = user.payment_method(payment_id)
         if method is None:
             raise ToolError(f"payment method {payment_id} not found for user {user.id}")
-        if amount == 0:
-            return reservation.payment_history
-        if method.kind != "credit_card":
+        if method.kind != "credit_card" and amount != 0:
             updated = method.model_copy(update={"balance": round((method.balance or 0.0) - amount, 2)})
             methods = tuple(updated if m.id == payment_id else m for m in user.payment_methods)
             self.state.users[user.id] = user.model_copy(update={"payment_methods": methods})
-        return reservation.payment_history + (Payment(payment_id=payment_id, amount=round(amount, 2), note=note),)
+        payment = Payment(payment_id=payment_id, kind="payment" if amount >= 0 else "refund",
+                          amount=round(abs(amount), 2), note=note)
+        return reservation.payment_history + (payment,)
 
     def _put(self, reservation: Reservation, **changes: Any) -> Reservation:
         new = reservation.model_copy(update=changes)
