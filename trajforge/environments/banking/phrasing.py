@@ -1,0 +1,243 @@
+"""Banking intent kinds and slots, with the phrase banks the scripted user and agent draw from."""
+
+from __future__ import annotations
+
+from trajforge.environments.tasks import ASKING_SYNONYMS, IdentitySpec, IntentSpec, ProseSpec, SlotSpec
+
+# two factors in each set: the phone on file and the date of birth, or the email and the passcode
+IDENTITY = IdentitySpec(
+    factors=(("phone", "date_of_birth"), ("email", "passcode")),
+    asks=("Before I look at your accounts I need to verify you: please give me the phone number on "
+          "file and your date of birth, or your email and your passcode.",
+          "For your security, could you confirm the phone number on your account together with your "
+          "date of birth (or your email address together with your passcode)?",
+          "First I have to verify your identity. What are your phone number and date of birth, or "
+          "your email and passcode?"),
+    keywords=("date of birth", "passcode"),
+    answers=(("My phone number is {phone} and my date of birth is {date_of_birth}.",
+              "It's {phone}, and I was born on {date_of_birth}.",
+              "Phone {phone}, date of birth {date_of_birth}."),
+             ("My email is {email} and my passcode is {passcode}.",
+              "Email {email}, passcode {passcode}.",
+              "You'll find me under {email}; the passcode is {passcode}.")))
+
+# a blueprint's goal: "You are a bank customer (...)"; its paraphrases reword a bank's requests
+PROSE = ProseSpec(
+    role="a bank customer",
+    roles=("You are a bank customer ({who}).", "Play a customer of the bank ({who}).",
+           "Act as an account holder contacting your bank ({who}).",
+           "You're a client of this bank ({who}).", "Role: bank customer ({who})."),
+    synonyms=ASKING_SYNONYMS + (
+        ("freeze", ("lock", "block")),
+        ("unfreeze", ("unlock", "unblock")),
+        ("move money", ("transfer money", "shift money")),
+        ("dispute", ("contest", "challenge")),
+        ("a replacement", ("a new card", "a replacement card")),
+        ("balance", ("available money",)),
+        ("change", ("update", "switch")),
+        ("tell me", ("let me know", "check")),
+    ))
+
+SLOTS: dict[str, SlotSpec] = {
+    "account": SlotSpec(
+        "account",
+        questions=("Which account is this about? The account id (like ACC-204518) works, or just "
+                   "tell me checking or savings.",
+                   "Which of your accounts do you mean?",
+                   "Could you tell me which account that is on?"),
+        keywords=("which account", "which of your accounts"),
+        answers=("It's {value}.", "{value}.", "I mean {value}.", "That's on {value}."),
+    ),
+    "charge": SlotSpec(
+        "charge",
+        questions=("Which charge is it? The merchant, the amount or the date will do.",
+                   "Can you describe the transaction: where, how much or when?"),
+        keywords=("which charge", "describe the transaction"),
+        answers=("It's {value}.", "{value}.", "I mean {value}."),
+    ),
+    "reason": SlotSpec(
+        "reason",
+        questions=("What is the reason for the dispute: unrecognized charge, duplicate charge, "
+                   "wrong amount or item not received?",
+                   "Which reason for the dispute applies: unrecognized charge, duplicate charge, "
+                   "wrong amount, or item not received?"),
+        keywords=("reason for the dispute",),
+        answers=("{value}.", "The reason is {value}.", "Put it down as {value}."),
+    ),
+    "from_account": SlotSpec(
+        "from_account",
+        questions=("Which account should the money come from?",
+                   "From which account should I take the money?"),
+        keywords=("money come from", "from which account"),
+        answers=("From {value}.", "Take it from {value}.", "{value}."),
+    ),
+    "to_account": SlotSpec(
+        "to_account",
+        questions=("And which account should it go to?", "Where should the money go: which account?"),
+        keywords=("should it go to", "where should the money go"),
+        answers=("To {value}.", "Put it in {value}.", "{value}."),
+    ),
+    "amount": SlotSpec(
+        "amount",
+        questions=("How much would you like to send?", "What amount should I send?"),
+        keywords=("how much would you like", "what amount"),
+        answers=("{value}.", "Make it {value}.", "{value}, please."),
+    ),
+    "payee": SlotSpec(
+        "payee",
+        questions=("Which saved payee should receive it?", "Who is the payment for? It has to be one of "
+                   "your saved payees."),
+        keywords=("which saved payee", "who is the payment for"),
+        answers=("{value}.", "It's for {value}.", "The payee is {value}."),
+    ),
+    "card": SlotSpec(
+        "card",
+        questions=("Which card is this about?", "Which of your cards do you mean? The last four digits "
+                   "help."),
+        keywords=("which card", "which of your cards"),
+        answers=("{value}.", "It's {value}.", "I mean {value}."),
+    ),
+    "card_problem": SlotSpec(
+        "card_problem",
+        questions=("Was the card lost, stolen or damaged?",),
+        keywords=("lost, stolen or damaged",),
+        answers=("It was {value}.", "{value}."),
+    ),
+    "phone": SlotSpec(
+        "phone",
+        questions=("What's the new phone number?", "Which phone number should I put on your profile?"),
+        keywords=("new phone number", "which phone number"),
+        answers=("It's {value}.", "The new number is {value}.", "{value}."),
+    ),
+}
+
+_DISPUTE_REQUESTS = ("I want to dispute {charge}.", "I'd like to dispute {charge}, it doesn't look right.",
+                     "Can you help me dispute {charge}?")
+
+INTENTS: dict[str, IntentSpec] = {
+    "account_balance": IntentSpec(
+        "account_balance", writes=False, core_slots=("account",), slots=("account",),
+        requests=("What's the balance of {account}?", "How much money is in {account} right now?",
+                  "Can you tell me the balance of {account}?"),
+        actions=(),
+        reports=("Your {account_type} account {account_id} has a balance of ${balance}.",
+                 "Account {account_id} ({account_type}) currently holds ${balance}.",
+                 "The balance of account {account_id} is ${balance}."),
+    ),
+    "transaction_lookup": IntentSpec(
+        "transaction_lookup", writes=False, core_slots=("charge",), slots=("account", "charge"),
+        requests=("I have a question about {charge}.", "Can you look up {charge} for me?",
+                  "Could you check {charge} for me?"),
+        actions=(),
+        reports=("That is transaction {transaction_id} at {merchant}: ${amount} on {date}, and it is "
+                 "{status}.",
+                 "Transaction {transaction_id} ({merchant}) was ${amount} on {date}; its status is "
+                 "{status}.",
+                 "I found transaction {transaction_id} at {merchant}: ${amount}, dated {date}, status "
+                 "{status}."),
+    ),
+    "dispute_charge": IntentSpec(
+        "dispute_charge", writes=True, core_slots=("charge",), slots=("account", "charge", "reason"),
+        requests=_DISPUTE_REQUESTS,
+        actions=("file a dispute on transaction {transaction_id} ({merchant}, ${amount} on {date}) "
+                 "with the reason '{reason}'",
+                 "dispute transaction {transaction_id}, the ${amount} charge at {merchant} on {date}, "
+                 "as '{reason}'"),
+        reports=("Dispute {dispute_id} is now {dispute_status}. Transaction {transaction_id} "
+                 "({merchant}, ${amount}) is marked as disputed.",
+                 "I've filed dispute {dispute_id} for transaction {transaction_id}; the dispute is "
+                 "{dispute_status}.",
+                 "Done: dispute {dispute_id} on the {merchant} charge {transaction_id} of ${amount} is "
+                 "filed, and its status is {dispute_status}."),
+    ),
+    "dispute_refused": IntentSpec(
+        "dispute_refused", writes=False, core_slots=("charge",), slots=("account", "charge"),
+        requests=_DISPUTE_REQUESTS,
+        actions=(),
+        reports=("Transaction {transaction_id} at {merchant} is still {status}. Only posted "
+                 "transactions can be disputed, so I can't file a dispute for it yet.",
+                 "I see transaction {transaction_id} at {merchant}, and it is {status}. Pending "
+                 "charges cannot be disputed until they post.",
+                 "Transaction {transaction_id} at {merchant} was posted on {date}. A charge can "
+                 "only be disputed within 60 days of its date, so this one can no longer be disputed.",
+                 "The {merchant} charge {transaction_id} dates from {date}. Disputes have to be filed "
+                 "within 60 days, and that window has passed.",
+                 "Transaction {transaction_id} at {merchant} already has dispute {dispute_id}. A "
+                 "transaction can be disputed only once.",
+                 "There is already a dispute on transaction {transaction_id} at {merchant}: "
+                 "{dispute_id}. A charge can only be disputed once."),
+    ),
+    "dispute_escalated": IntentSpec(
+        "dispute_escalated", writes=False, core_slots=("charge",), slots=("account", "charge"),
+        requests=_DISPUTE_REQUESTS,
+        actions=(),
+        reports=("I'm handing this over to a colleague who handles large disputes.",),
+    ),
+    "transfer_funds": IntentSpec(
+        "transfer_funds", writes=True, core_slots=(), slots=("from_account", "to_account", "amount"),
+        requests=("I need to move money between my accounts.",
+                  "Can you transfer some money from one of my accounts to another?",
+                  "I'd like to move money from one account of mine to another."),
+        actions=("transfer {amount} from account {from_account_id} to account {to_account_id}",
+                 "move {amount} from {from_account_id} into {to_account_id}"),
+        reports=("Transfer {transfer_id} is {transfer_status}: ${amount} moved from {from_account_id} "
+                 "to {to_account_id}. Account {from_account_id} now has a balance of ${balance}.",
+                 "Done, transfer {transfer_id} of ${amount} is {transfer_status}. The balance of "
+                 "account {from_account_id} is now ${balance}."),
+    ),
+    "pay_payee": IntentSpec(
+        "pay_payee", writes=True, core_slots=(), slots=("from_account", "payee", "amount"),
+        requests=("I'd like to send money to one of my saved payees.",
+                  "Can you make a payment to a payee of mine?"),
+        actions=("send {amount} from account {from_account_id} to your payee {payee_name} ({payee_id})",
+                 "pay {payee_name} ({payee_id}) {amount} from account {from_account_id}"),
+        reports=("Payment {transfer_id} to {payee_name} is {transfer_status}: ${amount} left account "
+                 "{from_account_id}. Account {from_account_id} now has a balance of ${balance}.",
+                 "Done, payment {transfer_id} of ${amount} is {transfer_status}. The balance of "
+                 "account {from_account_id} is now ${balance}."),
+    ),
+    "freeze_card": IntentSpec(
+        "freeze_card", writes=True, core_slots=(), slots=("card",),
+        requests=("I want to freeze one of my cards.", "Can you put a freeze on a card of mine?",
+                  "Please freeze a card of mine for now."),
+        actions=("freeze your {card_type} card {card_id} ending in {last_four}",
+                 "put a freeze on card {card_id} (your {card_type} card ending in {last_four})"),
+        reports=("Your {card_type} card {card_id} ending in {last_four} is now {status}.",
+                 "Card {card_id} is now {status}; no new charges will go through on it."),
+    ),
+    "unfreeze_card": IntentSpec(
+        "unfreeze_card", writes=True, core_slots=(), slots=("card",),
+        requests=("I found my card again, can you unfreeze it?", "I'd like to unfreeze one of my cards.",
+                  "Please lift the freeze on a card of mine."),
+        actions=("unfreeze your {card_type} card {card_id} ending in {last_four}",
+                 "lift the freeze on card {card_id} (your {card_type} card ending in {last_four})"),
+        reports=("Your {card_type} card {card_id} ending in {last_four} is now {status} again.",
+                 "Card {card_id} is now {status}; you can use it again."),
+    ),
+    "replace_card": IntentSpec(
+        "replace_card", writes=True, core_slots=("card_problem",), slots=("card", "card_problem"),
+        requests=("My card was {card_problem} and I need a replacement.",
+                  "I need a new card, mine was {card_problem}.",
+                  "Can you send me a replacement card? Mine was {card_problem}."),
+        actions=("replace your {card_type} card {card_id} ending in {last_four} (reported "
+                 "{card_problem}) with a new card",
+                 "issue a new {card_type} card in place of card {card_id} ending in {last_four}, "
+                 "which was {card_problem}"),
+        reports=("Card {card_id} is now {status}. Your new {card_type} card {new_card_id} ends in "
+                 "{new_last_four} and is {new_status}.",
+                 "I've replaced card {card_id}, which is now {status}. The new card {new_card_id} "
+                 "(last four {new_last_four}) is {new_status}."),
+    ),
+    "update_phone": IntentSpec(
+        "update_phone", writes=True, core_slots=(), slots=("phone",),
+        requests=("I got a new phone number and need to update my profile.",
+                  "Please change the phone number on my profile."),
+        actions=("update the phone number on your profile to {phone}",
+                 "set the phone number on your profile to {phone}"),
+        reports=("The phone number on your profile is now {phone}.",
+                 "Your profile now has the phone number {phone}."),
+    ),
+}
+
+# Reports that leave the required outputs out (the fault-injecting agent's ``missing_output``).
+BARE_REPORTS = ("Done, that's taken care of.", "All set on that one.", "That one is sorted now.")
