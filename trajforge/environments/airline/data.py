@@ -129,6 +129,7 @@ class Reservation(Record):
     payment_history: tuple[Payment, ...]
     created_at: str
     status: Literal["active", "cancelled"]
+    cancel_reason: str | None = None
 
 
 class AirlineState(State):
@@ -230,7 +231,7 @@ def build_flights(rng: random.Random) -> dict[str, Flight]:
                     flights[flight_key(number, day.isoformat())] = Flight(
                         flight_number=number, date=day.isoformat(), origin=origin,
                         destination=destination, departure_time=_clock(dep), arrival_time=_clock(arr),
-                        status=_status(rng, day, dep, arr),  # type: ignore[arg-type]
+                        status=_status(rng, day, dep, arr),
                         prices=prices, seats_left=seats)
                     day += timedelta(days=1)
     return flights
@@ -244,7 +245,7 @@ def _payment_methods(rng: random.Random) -> tuple[PaymentMethod, ...]:
             methods.append(PaymentMethod(id=pm_id, kind="credit_card", brand=rng.choice(BRANDS),
                                          last_four=_digits(rng, 4)))
         else:
-            methods.append(PaymentMethod(id=pm_id, kind=kind,  # type: ignore[arg-type]
+            methods.append(PaymentMethod(id=pm_id, kind=kind,
                                          balance=float(rng.choice((0, 40, 100, 150, 250, 400, 600)))))
     return tuple(methods)
 
@@ -295,7 +296,8 @@ def build_airline_state(rng: random.Random, size: int) -> AirlineState:
         dob = _dob(rng)
         tier = rng.choices(("regular", "silver", "gold"), (50, 30, 20))[0]
         methods = _payment_methods(rng)
-        companions = [Passenger(first_name=rng.choice(FIRST_NAMES), last_name=rng.choice((last, rng.choice(LAST_NAMES))),
+        companions = [Passenger(first_name=rng.choice(FIRST_NAMES),
+                                last_name=rng.choice((last, rng.choice(LAST_NAMES))),
                                 date_of_birth=_dob(rng, young=rng.random() < 0.4)) for _ in range(3)]
         mine: list[str] = []
         for _ in range(rng.randint(1, 4)):
@@ -326,7 +328,7 @@ def build_airline_state(rng: random.Random, size: int) -> AirlineState:
             code = _code(rng, codes)
             reservations[code] = Reservation(
                 id=code, user_id=user_id, origin=origin, destination=destination,
-                trip_type="round_trip" if len(legs) == 2 else "one_way", cabin=cabin,  # type: ignore[arg-type]
+                trip_type="round_trip" if len(legs) == 2 else "one_way", cabin=cabin,
                 legs=tuple(legs), passengers=tuple(passengers), total_baggages=bags,
                 nonfree_baggages=nonfree, insurance=insurance,
                 payment_history=(Payment(payment_id=payer.id, kind="payment", amount=float(total),
@@ -335,6 +337,6 @@ def build_airline_state(rng: random.Random, size: int) -> AirlineState:
             mine.append(code)
         users[user_id] = User(id=user_id, first_name=first, last_name=last,
                               email=f"{first.lower()}.{last.lower()}{_digits(rng, 3)}@example.com",
-                              date_of_birth=dob, membership=tier,  # type: ignore[arg-type]
+                              date_of_birth=dob, membership=tier,
                               payment_methods=methods, reservations=tuple(mine))
     return AirlineState(airports=airports, flights=flights, users=users, reservations=reservations)

@@ -251,10 +251,10 @@ def write_breaches(state: AirlineState, name: str, args: dict[str, Any]) -> list
     if "payment_id" in args:
         user = state.users[reservation.user_id]
         method = user.payment_method(str(args["payment_id"]))
-        amount = charge_of(state, name, reservation, args)
+        charge = charge_of(state, name, reservation, args)
         if method is None:
             out.append(("payment_on_file", f"{args['payment_id']} is not on the user's profile"))
-        elif amount is not None and amount > 0 and method.kind != "credit_card" \
-                and (method.balance or 0.0) + 1e-9 < amount:
-            out.append(("balance_covers", f"{method.id} cannot cover ${amount:.2f}"))
+        elif charge is not None and charge > 0 and method.kind != "credit_card" \
+                and (method.balance or 0.0) + 1e-9 < charge:
+            out.append(("balance_covers", f"{method.id} cannot cover ${charge:.2f}"))
     return out

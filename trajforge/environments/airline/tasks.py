@@ -324,8 +324,8 @@ class _Builder:
         ref, reads, burden = self.reservation_ref(reservation)
         if not (booked_within_day(reservation) or reservation.insurance or reservation.cabin == "business"):
             reads += self.status_reads(reservation, ("reservation",))  # the airline's cancellation
-        reason = ("airline cancelled flight" if any(f.status == "cancelled" for f in leg_flights(self.state, reservation))
-                  else self.rng.choice(("change of plan", "other")))
+        by_airline = any(f.status == "cancelled" for f in leg_flights(self.state, reservation))
+        reason = "airline cancelled flight" if by_airline else self.rng.choice(("change of plan", "other"))
         assert reason in CANCEL_REASONS
         write = DraftCall("cancel_reservation", {"reservation_id": reservation.id, "reason": reason}, "write",
                           ("reservation", "reason"))

@@ -240,7 +240,7 @@ class AirlineTools(Toolkit):
             if amount > 0:
                 history = self._pay(reservation.model_copy(update={"payment_history": history}),
                                     method_id, -amount, "refund")
-        return self._put(reservation, status="cancelled", payment_history=history)
+        return self._put(reservation, status="cancelled", cancel_reason=reason, payment_history=history)
 
     @tool(ToolKind.write)
     def update_reservation_flights(self, reservation_id: str, flight_numbers: list[str],
