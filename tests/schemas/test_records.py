@@ -207,7 +207,8 @@ def test_message_union_parses_tool_calls_and_defaults() -> None:
     {"content": "hi"},  # no discriminator
     {"role": "user"},  # missing content
     {"role": "tool", "content": "x", "name": "f"},  # missing tool_call_id
-    {"role": "user", "content": "hi", "tool_calls": []},  # a user has no tool calls
+    {"role": "user", "content": "hi", "tool_call_id": "c1"},  # a user answers no tool call
+    {"role": "user", "content": "hi", "tool_calls": [{"id": "u1"}]},  # a user call needs a name
     {"role": "system", "content": "p", "name": "x"},  # unknown field
 ])
 def test_message_union_rejects_malformed_messages(data: dict[str, Any]) -> None:

@@ -20,11 +20,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
-from typing import Any, ClassVar, Self, TypeVar
+from typing import Any, ClassVar, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from trajforge.environments.tasks import DEFAULT_IDENTITY, DEFAULT_PROSE, IdentitySpec, ProseSpec
+from trajforge.environments.tasks import (
+    DEFAULT_IDENTITY,
+    DEFAULT_PROSE,
+    IdentitySpec,
+    InstructionSpec,
+    ProseSpec,
+)
 from trajforge.errors import PolicyViolation, ToolCrash, ToolError
 from trajforge.schemas.blueprint import StateChange
 from trajforge.schemas.ids import canonical_json, normalize
@@ -35,9 +41,13 @@ from trajforge.schemas.tools import FunctionSpec, ToolSpec
 class ToolKind(StrEnum):
     read = "read"
     write = "write"
+    # a tool the USER performs on their own device (toggle a setting, restart, read a status):
+    # not offered to the agent, which can only ask the user to use it (dual control)
+    user = "user"
 
 
 _TOOL_ATTR = "__trajforge_tool__"
+Actor = Literal["agent", "user"]  # who makes a tool call
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -381,6 +391,12 @@ class Domain(ABC):
     # agent must have been given or shown before it uses one), for grounded_ids and the id faults;
     # None: every parameter named ``*_id`` or ``*_ids``
     entity_params: ClassVar[frozenset[str] | None] = None
+    # dual control: the state's tables that are the user's own device (its settings, its status),
+    # changed only by the user's tools (``ToolKind.user``); the rest is the account side
+    user_tables: ClassVar[frozenset[str]] = frozenset()
+    # per user tool, how the agent asks the user to use it and how the user recognises and
+    # answers the ask (environments.tasks.InstructionSpec)
+    instructions: ClassVar[dict[str, InstructionSpec]] = {}
 
     def __init__(self, size: int = 300, seed: int = 0) -> None:
         self.size = size
@@ -389,6 +405,9 @@ class Domain(ABC):
         self.hasher = StateHasher(self.template)
         # mypy does not see a type[X] value as Hashable (a class object is), hence the ignore
         self.tools = toolkit_tools(self.toolkit_type, self.account_params)  # type: ignore[arg-type]
+        # dual control: the agent's tools (read and write) and the user's own (their device's)
+        self.agent_tools = {n: t for n, t in self.tools.items() if t.kind is not ToolKind.user}
+        self.user_tools = {n: t for n, t in self.tools.items() if t.kind is ToolKind.user}
 
     @classmethod
     @abstractmethod
@@ -418,7 +437,12 @@ class Domain(ABC):
         return Environment(self, state if state is not None else self.fresh_state())
 
     def tool_specs(self) -> tuple[ToolSpec, ...]:
-        return tuple(t.spec for t in self.tools.values())
+        """The agent's tools (read and write)."""
+        return tuple(t.spec for t in self.agent_tools.values())
+
+    def user_tool_specs(self) -> tuple[ToolSpec, ...]:
+        """The user's tools, on their own device (``ToolKind.user``)."""
+        return tuple(t.spec for t in self.user_tools.values())
 
     def account_owner(self, state: State, args: dict[str, Any]) -> str | None:
         """Whose account a call touches (``None`` when it touches no account)."""
@@ -478,9 +502,12 @@ class Environment:
         self.state = state
         self.toolkit = domain.toolkit_type(state)
 
-    def call(self, name: str, arguments: dict[str, Any]) -> Any:
-        """Validate and run a tool, returning its raw result. Raises ``ToolError`` / ``ToolCrash``."""
-        tool_def = self.domain.tools.get(name)
+    def call(self, name: str, arguments: dict[str, Any], actor: Actor = "agent") -> Any:
+        """Validate and run a tool, returning its raw result. Raises ``ToolError`` / ``ToolCrash``.
+        ``actor``: who calls, the agent (its read and write tools) or the user (only the user
+        tools); a tool of the other side is as unknown as a tool that does not exist."""
+        tools = self.domain.user_tools if actor == "user" else self.domain.agent_tools
+        tool_def = tools.get(name)
         if tool_def is None:
             raise ToolError(f"unknown tool '{name}'")
         try:
@@ -500,14 +527,15 @@ class Environment:
         except Exception as exc:  # a bug in the tool, not the agent's mistake
             raise ToolCrash(f"{name} crashed: {type(exc).__name__}: {exc}") from exc
 
-    def execute(self, call: ToolCall) -> ToolMessage:
-        """Run one tool call as the agent made it; mistakes become error tool messages."""
+    def execute(self, call: ToolCall, actor: Actor = "agent") -> ToolMessage:
+        """Run one tool call as the agent (or the user) made it; mistakes become error tool
+        messages."""
         arguments = call.parsed_arguments()
         if arguments is None:
             return ToolMessage(content="Error: arguments are not a JSON object",
                                tool_call_id=call.id, name=call.name, is_error=True)
         try:
-            result = self.call(call.name, arguments)
+            result = self.call(call.name, arguments, actor)
         except ToolError as exc:
             return ToolMessage(content=f"Error: {exc}", tool_call_id=call.id, name=call.name,
                                is_error=True)

@@ -19,7 +19,7 @@ from trajforge.errors import TaskRejected  # noqa: F401 - its old home; imported
 class DraftCall:
     name: str
     arguments: dict[str, Any]
-    kind: Literal["read", "write"]
+    kind: Literal["read", "write", "user"]  # "user": a user tool the user performs when asked
     needs: tuple[str, ...] = ()  # slots the user must have given before this call makes sense
 
 
@@ -57,6 +57,19 @@ class SlotSpec:
     questions: tuple[str, ...]
     keywords: tuple[str, ...]
     answers: tuple[str, ...]  # the user's ways to give it; ``{value}``
+
+
+@dataclass(frozen=True)
+class InstructionSpec:
+    """How the scripted sides handle one user tool (dual control: the user acts on their own
+    device). ``asks``: the agent's ways to ask the user to use it, over the call's arguments;
+    ``keywords`` (lower case): mark an agent message as asking for it (what the user
+    recognises, declared apart from the agent's wording); ``replies``: the user's ways to say
+    what they see afterwards, over the fields of the tool's result (a JSON object)."""
+
+    asks: tuple[str, ...]
+    keywords: tuple[str, ...]
+    replies: tuple[str, ...]
 
 
 @dataclass(frozen=True)

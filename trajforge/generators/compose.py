@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from trajforge.environments.base import Domain, Environment
+from trajforge.environments.base import Actor, Domain, Environment
 from trajforge.environments.tasks import DraftTask, IntentSpec
 from trajforge.errors import TaskRejected, ToolError
 from trajforge.schemas.blueprint import (
@@ -148,7 +148,8 @@ def compose_blueprint(domain: Domain, draft: DraftTask, rng: random.Random, *, s
     environment = EnvironmentRef(domain=domain.name, size=domain.size, seed=domain.seed)
     policy_rules = tuple(sorted(rules))
     structure = StructuralDescriptors(
-        n_intents=len(intents), write_count=len(writes), read_count=len(calls) - len(writes),
+        n_intents=len(intents), write_count=len(writes),
+        read_count=sum(c.kind == "read" for c in calls),
         evidence_burden=tuple(burdens), dependency_depth=_dependency_depth(results, calls),
         tool_topology=_topology(calls),
         n_revisions=sum(d.action == "revise" for d in disclosure),
@@ -160,9 +161,14 @@ def compose_blueprint(domain: Domain, draft: DraftTask, rng: random.Random, *, s
         provenance=Provenance(generator=generator, version=version, seed=seed, index=index))
 
 
+def _actor(call: GroundTruthCall) -> Actor:
+    """Who makes a ground-truth call: the user for a user tool, the agent otherwise."""
+    return "user" if call.kind == "user" else "agent"
+
+
 def _run(env: Environment, call: GroundTruthCall) -> object:
     try:
-        result = env.call(call.name, call.arguments)
+        result = env.call(call.name, call.arguments, _actor(call))
     except ToolError as exc:
         raise TaskRejected("ground_truth_call_failed", f"{call.name}: {exc}") from None
     from trajforge.environments.base import _result_text
@@ -203,7 +209,7 @@ def validate_blueprint(bp: TaskBlueprint, domain: Domain) -> BlueprintCheck:
             if breaches:
                 return BlueprintCheck(False, "policy_breach", f"call {i} {call.name}: {breaches}")
         try:
-            result = env.call(call.name, call.arguments)
+            result = env.call(call.name, call.arguments, _actor(call))
         except ToolError as exc:
             return BlueprintCheck(False, "call_failed", f"call {i} {call.name}: {exc}")
         from trajforge.environments.base import _result_text

@@ -29,7 +29,13 @@ from trajforge.schemas.blueprint import (
     TaskBlueprint,
     UserSpec,
 )
-from trajforge.schemas.messages import MESSAGE_ADAPTER, AssistantMessage, Message, ToolMessage
+from trajforge.schemas.messages import (
+    MESSAGE_ADAPTER,
+    AssistantMessage,
+    Message,
+    ToolMessage,
+    UserMessage,
+)
 from trajforge.schemas.tools import ToolSpec
 from trajforge.schemas.trajectory import EpisodeSpec, Fault, RoleUsage, Trajectory, Verdict
 
@@ -210,7 +216,10 @@ def conversation(messages: Sequence[Mapping[str, Any]]) -> list[ChatMessage]:
 def message_to_row(message: Message) -> dict[str, Any]:
     row: dict[str, Any] = {"role": message.role, "content": message.content, "tool_calls": None,
                            "tool_call_id": None, "name": None, "is_error": None}
-    if isinstance(message, AssistantMessage):
+    if isinstance(message, AssistantMessage) or (isinstance(message, UserMessage)
+                                                 and message.tool_calls):
+        # a user message's calls (a user tool on their device) are stored only when it has any,
+        # so every other user row is as it was (None)
         row["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments}
                              for c in message.tool_calls]
     elif isinstance(message, ToolMessage):
@@ -220,7 +229,7 @@ def message_to_row(message: Message) -> dict[str, Any]:
 
 def message_from_row(row: dict[str, Any]) -> Message:
     data: dict[str, Any] = {"role": row["role"], "content": row["content"]}
-    if row["role"] == "assistant":
+    if row["role"] == "assistant" or (row["role"] == "user" and row.get("tool_calls")):
         data["tool_calls"] = row["tool_calls"] or []
     elif row["role"] == "tool":
         data.update(tool_call_id=row["tool_call_id"], name=row["name"], is_error=row["is_error"])

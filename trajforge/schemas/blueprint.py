@@ -71,7 +71,8 @@ class UserSpec(Record):
 class GroundTruthCall(Record):
     name: str
     arguments: dict[str, Any]
-    kind: Literal["read", "write"]
+    kind: Literal["read", "write", "user"] = Field(
+        description="user: a user tool (on the user's device) the user performs when the agent asks")
     intent: int
     needs: tuple[str, ...] = Field(default=(), description="user facts this call depends on")
 

@@ -7,9 +7,17 @@ so a malformed call is data rather than a crash; ``ToolCall.parsed_arguments`` d
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    model_serializer,
+)
 
 
 class _Frozen(BaseModel):
@@ -40,8 +48,20 @@ class SystemMessage(_Frozen):
 
 
 class UserMessage(_Frozen):
+    """What the user says, and the tools they use on their own device (``tool_calls``: a user
+    tool, answered by ``ToolMessage``s; the agent sees neither, only ``content``)."""
+
     role: Literal["user"] = "user"
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+
+    @model_serializer(mode="wrap")
+    def _without_empty_calls(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # a user message without calls dumps as it did before user tools existed
+        data: dict[str, Any] = handler(self)
+        if not self.tool_calls:
+            data.pop("tool_calls", None)
+        return data
 
 
 class AssistantMessage(_Frozen):
@@ -98,3 +118,21 @@ def message_from_openai(data: dict[str, Any]) -> Message:
     if role == "user":
         return UserMessage(content=content or "")
     raise ValueError(f"unknown message role {role!r}")
+
+
+def agent_view(messages: Sequence[Message], user_calls: set[str] | None = None) -> list[Message]:
+    """The messages as the agent sees them: the user's own tool calls and their results left
+    out (a user message keeps its text; one that only holds calls is dropped). ``user_calls``:
+    the ids of user calls seen so far, updated (to read a growing conversation in pieces)."""
+    ids = user_calls if user_calls is not None else set()
+    out: list[Message] = []
+    for message in messages:
+        if isinstance(message, UserMessage) and message.tool_calls:
+            ids.update(call.id for call in message.tool_calls)
+            if message.content:
+                out.append(UserMessage(content=message.content))
+        elif isinstance(message, ToolMessage) and message.tool_call_id in ids:
+            continue
+        else:
+            out.append(message)
+    return out

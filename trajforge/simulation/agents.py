@@ -26,7 +26,14 @@ from trajforge.environments.base import Domain, Observation, ReportFacts
 from trajforge.environments.dialogue import is_affirmative
 from trajforge.environments.tasks import IntentSpec, SlotSpec
 from trajforge.schemas.blueprint import TaskBlueprint
-from trajforge.schemas.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from trajforge.schemas.messages import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    agent_view,
+)
 from trajforge.schemas.trajectory import Fault, FaultKind
 from trajforge.simulation.faults import (
     ANNOUNCE,
@@ -133,7 +140,8 @@ class ScriptedAgent:
     # --- the policy interface ----------------------------------------------------------------
 
     async def respond(self, messages: Sequence[Message]) -> AgentReply:
-        last = messages[-1]
+        # the user's own tool calls and their results (dual control) are not the agent's to see
+        last = agent_view(messages)[-1]
         if isinstance(last, UserMessage):
             self.heard.append(last.content.lower())
             self._texts.append(last.content)
@@ -337,8 +345,14 @@ class ScriptedAgent:
             progressed = False
             for t in list(self._pending):
                 call = calls[t]
+                if call.kind == "user" and call.intent <= k and self._next_in_line(t):
+                    progressed = True
+                    yield from self._instruct(t)
+                    continue
                 if call.kind != "read" or call.intent > k or call.name in self.domain.auth_tools:
                     continue
+                if any(p < t and calls[p].kind == "user" for p in self._pending):
+                    continue  # what the user is to do first comes first
                 needs = set(call.needs)
                 if self._skipping and "identity" in needs:
                     # unauthenticated, the account is known only once a tool has shown its id
@@ -352,6 +366,33 @@ class ScriptedAgent:
                     yield from self._call(t)
                     if self._auth_later and self.form == "read_before_auth":
                         yield from self._late_auth()
+
+    def _next_in_line(self, t: int) -> bool:
+        """Whether every call the ground truth makes before ``t`` (a user call) has been made:
+        the user is asked to act once the agent has done what comes first."""
+        return all(p >= t or self.bp.ground_truth.calls[p].name in self.domain.auth_tools
+                   for p in self._pending)
+
+    def _instruct(self, t: int) -> Script:
+        """Ground-truth user call ``t``: ask the user to use the tool on their device (in the
+        domain's words for it) and wait for what they say they see."""
+        call = self.bp.ground_truth.calls[t]
+        self._pending.remove(t)
+        if self._is(FaultKind.unknown_tool, t):  # the agent makes the user's call itself
+            self._spent = True
+            yield Call(call.name, call.arguments)
+        spec = self.domain.instructions.get(call.name)
+        args = {k: str(v) for k, v in call.arguments.items()}
+        text = (render(spec.asks, args, self.rng) if spec else None) or \
+            f"Could you please use {call.name.replace('_', ' ')} on your device?"
+        yield Say(text)
+
+    def _followups(self, k: int) -> Script:
+        """The user calls of intent ``k`` that come after its write, once it is made."""
+        calls = self.bp.ground_truth.calls
+        for t in list(self._pending):
+            if calls[t].kind == "user" and calls[t].intent == k and self._next_in_line(t):
+                yield from self._instruct(t)
 
     def _intent(self, k: int) -> Script:
         intent = self.bp.user.intents[k]
@@ -465,7 +506,9 @@ class ScriptedAgent:
         self._pending.remove(t)
         self._writes_done += 1
         yield from self._call(t, arguments, text)
-        yield from self._report(k, kind, spec, slots, len(self.observed) - 1)
+        at = len(self.observed) - 1
+        yield from self._followups(k)
+        yield from self._report(k, kind, spec, slots, at)
 
     def _rehearsal(self, t: int) -> Rehearsal:
         return rehearse(self.bp, self.domain, t)

@@ -19,7 +19,13 @@ from typing import Any
 from trajforge.environments.base import Domain
 from trajforge.errors import LLMFailure, PolicyFailure
 from trajforge.schemas.config import ModelConfig
-from trajforge.schemas.messages import AssistantMessage, Message, ToolCall, message_to_openai
+from trajforge.schemas.messages import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    agent_view,
+    message_to_openai,
+)
 from trajforge.schemas.trajectory import TerminationReason
 from trajforge.simulation.llm import EpisodeLedger, Gateway
 from trajforge.simulation.runner import AgentReply
@@ -68,12 +74,16 @@ class LLMAgent:
         self.tools = [spec.model_dump(mode="json") for spec in domain.tool_specs()]
         self._tool_names = {t["function"]["name"] for t in self.tools}
         self._payload: list[dict[str, Any]] = []  # the messages converted so far
+        self._seen = 0  # how many of the episode's messages those came from
+        self._user_calls: set[str] = set()  # the user's own tool calls, which the agent never sees
         self._text_calls = 0
 
     async def respond(self, messages: Sequence[Message]) -> AgentReply:
         # the conversation only grows: convert what is new, not the whole history each turn
-        for message in messages[len(self._payload):]:
+        # the user's own tool calls and their results (dual control) are not the agent's to see
+        for message in agent_view(messages[self._seen:], self._user_calls):
             self._payload.append(message_to_openai(message))
+        self._seen = len(messages)
         try:
             completion = await self.gateway.complete(
                 "agent", self.model, list(self._payload), ledger=self.ledger, tools=self.tools,

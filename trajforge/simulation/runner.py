@@ -37,6 +37,10 @@ class AgentReply:
 
 @dataclass(frozen=True)
 class UserReply:
+    """The user's turn. A message with ``tool_calls`` uses the user's own tools (dual control):
+    the runner executes them as the user, appends their results and asks the user again; the
+    turn ends with a message without calls (its ``stop`` is the one that counts)."""
+
     message: UserMessage
     stop: bool = False
     gave_up: bool = False
@@ -67,12 +71,13 @@ async def run_episode(blueprint_id: str, env: Environment, agent: AgentPolicy, u
     termination: TerminationReason | None = None
     error: str | None = None
     try:
-        reply = await user.respond(messages)
+        reply = await _user_turn(env, user, messages, usage, limits)
     except PolicyFailure as failure:
         return _trajectory(blueprint_id, env, run_id, episode, messages, failure.termination,
                            usage, ledger, started, failure.detail)
-    usage["user"] += 1
-    messages.append(reply.message)
+    except ToolCrash:
+        return _trajectory(blueprint_id, env, run_id, episode, messages,
+                           TerminationReason.tool_crash, usage, ledger, started, None)
     turns = 1
     while termination is None:
         for _ in range(limits.max_steps_per_turn):
@@ -110,18 +115,35 @@ async def run_episode(blueprint_id: str, env: Environment, agent: AgentPolicy, u
             termination = TerminationReason.max_turns
             break
         try:
-            reply = await user.respond(messages)
+            reply = await _user_turn(env, user, messages, usage, limits)
         except PolicyFailure as failure:
             termination, error = failure.termination, failure.detail
             break
-        usage["user"] += 1
-        messages.append(reply.message)
+        except ToolCrash:
+            termination = TerminationReason.tool_crash
+            break
         turns += 1
         if reply.stop:
             termination = (TerminationReason.user_gave_up if reply.gave_up
                            else TerminationReason.user_stop)
     return _trajectory(blueprint_id, env, run_id, episode, messages, termination, usage, ledger,
                        started, error)
+
+
+async def _user_turn(env: Environment, user: UserPolicy, messages: list[Message],
+                     usage: dict[str, int], limits: EpisodeLimits) -> UserReply:
+    """One user turn: the user's replies until one without tool calls, each call executed as
+    the user (its result appended for the user to read), at most ``max_steps_per_turn`` rounds
+    of calls. Raises ``PolicyFailure`` (user_error) when the user never says anything."""
+    for _ in range(limits.max_steps_per_turn + 1):
+        reply = await user.respond(messages)
+        usage["user"] += 1
+        messages.append(reply.message)
+        if not reply.message.tool_calls:
+            return reply
+        for call in reply.message.tool_calls:
+            messages.append(env.execute(call, actor="user"))
+    raise PolicyFailure(TerminationReason.user_error, "the user made tool calls without ever answering")
 
 
 def _trajectory(blueprint_id: str, env: Environment, run_id: str, episode: EpisodeSpec,

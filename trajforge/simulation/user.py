@@ -8,14 +8,18 @@ up after ``patience`` agent turns in a row that it cannot make sense of.
 
 from __future__ import annotations
 
+import itertools
+import json
 import random
+import string
 from collections.abc import Sequence
+from typing import Any
 
 from trajforge.environments.base import Domain
 from trajforge.environments.dialogue import asks_anything_else, is_confirmation_request
 from trajforge.environments.tasks import IntentSpec, SlotSpec
 from trajforge.schemas.blueprint import Style, TaskBlueprint
-from trajforge.schemas.messages import AssistantMessage, Message, UserMessage
+from trajforge.schemas.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from trajforge.simulation.runner import UserReply
 from trajforge.simulation.wording import Wording
 
@@ -59,6 +63,10 @@ class ScriptedUser:
                         if d.trigger == "on_confirmation"}
         self.kinds = [i.initial_kind or i.kind for i in blueprint.user.intents]
         self.lost = 0
+        # dual control: the user tools the blueprint expects the user to use when asked, in order
+        self.expected = [t for t, c in enumerate(blueprint.ground_truth.calls) if c.kind == "user"]
+        self._ucalls = itertools.count(1)
+        self._made: dict[str, ToolCall] = {}  # the user's calls awaiting their results
 
     # --- phrasing ----------------------------------------------------------------------------
 
@@ -98,10 +106,16 @@ class ScriptedUser:
     # --- turns -------------------------------------------------------------------------------
 
     async def respond(self, messages: Sequence[Message]) -> UserReply:
+        if messages and isinstance(messages[-1], ToolMessage) and messages[-1].tool_call_id in self._made:
+            return UserReply(UserMessage(content=self._seen(messages)))
         last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
         if last is None:
             return UserReply(UserMessage(content=self._opening()))
         text = last.content or ""
+        calls = self._instructed(text.lower())
+        if calls:
+            self.lost = 0
+            return UserReply(UserMessage(content="", tool_calls=calls))
         offer = self.wording.offers_more_help(text)
         if not offer and (is_confirmation_request(text) or self.wording.asks_confirmation(text)):
             self.lost = 0
@@ -121,6 +135,49 @@ class ScriptedUser:
         gave_up = self.lost > self.bp.user.persona.patience
         content = "I'll try again later. Bye." if gave_up else self.rng.choice(LOST)
         return UserReply(UserMessage(content=content), stop=gave_up, gave_up=gave_up)
+
+    # --- dual control: the user's own tools -------------------------------------------------
+
+    def _instructed(self, low: str) -> tuple[ToolCall, ...]:
+        """The expected user calls the agent's message asks for (recognised by each user tool's
+        declared keywords), as this user's tool calls; the calls of intents not yet stated wait."""
+        asked = {name for name, spec in self.domain.instructions.items()
+                 if any(kw in low for kw in spec.keywords)}
+        calls = []
+        for t in list(self.expected):
+            call = self.bp.ground_truth.calls[t]
+            if call.name in asked and call.intent <= self.current:
+                asked.discard(call.name)  # one call per tool per ask
+                self.expected.remove(t)
+                made = ToolCall(id=f"ucall_{next(self._ucalls):03d}", name=call.name,
+                                arguments=json.dumps(call.arguments))
+                self._made[made.id] = made
+                calls.append(made)
+        return tuple(calls)
+
+    def _seen(self, messages: Sequence[Message]) -> str:
+        """What the user tells the agent after using their tools: each result in the tool's
+        declared replies (over the result's fields)."""
+        parts = []
+        for message in messages:
+            if not isinstance(message, ToolMessage) or message.tool_call_id not in self._made:
+                continue
+            call = self._made.pop(message.tool_call_id)
+            parts.append(self._reply(call.name, message))
+        return self._wrap(" ".join(p for p in parts if p))
+
+    def _reply(self, name: str, message: ToolMessage) -> str:
+        if message.is_error:
+            return "That didn't work on my phone."
+        try:
+            result: Any = json.loads(message.content)
+        except ValueError:
+            result = {}
+        values = {k: str(v) for k, v in result.items()} if isinstance(result, dict) else {}
+        spec = self.domain.instructions.get(name)
+        options = tuple(r for r in (spec.replies if spec else ())
+                        if all(f in values for _, f, _, _ in string.Formatter().parse(r) if f))
+        return self.rng.choice(options).format(**values) if options else "Okay, done."
 
     def _opening(self) -> str:
         parts = [self.rng.choice(GREETINGS[self.style]) + self._request(0, self.kinds[0], volunteer=True)]

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from trajforge.schemas.arrow import ChatMessage as Message
-from trajforge.schemas.arrow import conversation, decode_arguments, drop_none
+from trajforge.schemas.arrow import conversation as _stored_conversation
+from trajforge.schemas.arrow import decode_arguments, drop_none
 
 Row = Mapping[str, Any]
 
@@ -41,6 +42,27 @@ ORACLE_PREFIX = "scripted:oracle"
 
 
 # --- messages ---------------------------------------------------------------------------------
+
+def agent_rows(messages: Sequence[Row]) -> list[Row]:
+    """Stored message rows as the agent saw them: the user's own tool calls (dual control: a
+    user row with ``tool_calls``) and their results left out; such a user row keeps its text,
+    or is dropped when it has none. Rows of other trajectories come back unchanged."""
+    ids: set[str] = set()
+    out: list[Row] = []
+    for m in messages:
+        if m["role"] == "user" and m.get("tool_calls"):
+            ids.update(c["id"] for c in m["tool_calls"])
+            if m.get("content"):
+                out.append({**m, "tool_calls": None})
+        elif not (m["role"] == "tool" and m.get("tool_call_id") in ids):
+            out.append(m)
+    return out
+
+
+def conversation(messages: Sequence[Row]) -> list[Message]:
+    """``schemas.arrow.conversation`` of what the agent saw (``agent_rows``)."""
+    return _stored_conversation(agent_rows(messages))
+
 
 def tool_schemas(tools: str | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The trajectory's tool schemas (stored as JSON text) as a list of objects. Already
@@ -201,7 +223,7 @@ def openai_record(trajectory: Row) -> dict[str, Any] | None:
     parallel = False
     pending_ids: list[str] = []
     counter = 0
-    for m in trajectory["messages"]:
+    for m in agent_rows(trajectory["messages"]):
         role = m["role"]
         if role == "assistant":
             msg: Message = drop_none({"role": role, "content": m.get("content")})

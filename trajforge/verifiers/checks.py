@@ -21,7 +21,14 @@ from trajforge.environments.base import Domain, ToolDef, ToolKind
 from trajforge.environments.dialogue import is_affirmative, is_confirmation_request
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.ids import canonical_json
-from trajforge.schemas.messages import AssistantMessage, ToolCall, ToolMessage, UserMessage
+from trajforge.schemas.messages import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    agent_view,
+)
 from trajforge.schemas.trajectory import TerminationReason, Trajectory, Verdict
 from trajforge.verifiers.claims import claim_problems
 
@@ -52,10 +59,34 @@ class Context:
     domain: Domain
 
     @cached_property
+    def messages(self) -> list[Message]:
+        """The dialogue as the agent saw it: the user's own tool calls (on their device) and
+        their results left out, so every check judges only what the agent did and saw."""
+        return agent_view(self.trajectory.messages)
+
+    @cached_property
+    def user_calls(self) -> list[tuple[int, ToolCall]]:
+        """The user's tool calls (dual control), each with the index in ``messages`` of the
+        first agent-visible message after it (the calls happened before that message)."""
+        out: list[tuple[int, ToolCall]] = []
+        seen = 0
+        for message in self.trajectory.messages:
+            if isinstance(message, UserMessage) and message.tool_calls:
+                out += [(seen, call) for call in message.tool_calls]
+                seen += bool(message.content)  # its text, if any, the agent sees
+            elif not (isinstance(message, ToolMessage) and message.tool_call_id in self._user_call_ids):
+                seen += 1
+        return out
+
+    @cached_property
+    def _user_call_ids(self) -> set[str]:
+        return {c.id for m in self.trajectory.messages if isinstance(m, UserMessage) for c in m.tool_calls}
+
+    @cached_property
     def calls(self) -> list[CallRecord]:
-        results = {m.tool_call_id: m for m in self.trajectory.messages if isinstance(m, ToolMessage)}
+        results = {m.tool_call_id: m for m in self.messages if isinstance(m, ToolMessage)}
         out = []
-        for i, message in enumerate(self.trajectory.messages):
+        for i, message in enumerate(self.messages):
             if isinstance(message, AssistantMessage):
                 for call in message.tool_calls:
                     out.append(CallRecord(i, call, call.parsed_arguments(), results.get(call.id)))
@@ -83,20 +114,33 @@ def _says(value: str, text: str, domain: Domain) -> bool:
 # --- the checks -------------------------------------------------------------------------------
 
 def check_final_state(ctx: Context) -> CheckResult:
+    """The final state (account and, under dual control, the user's device) is the expected
+    one; a failure says which side differs (``Domain.user_tables`` are the device's)."""
     expected = ctx.blueprint.ground_truth
     if ctx.trajectory.final_state_hash == expected.final_state_hash:
         return CheckResult(True)
-    want = {canonical_json(c.model_dump(mode="json")) for c in expected.final_state_diff}
-    got = {canonical_json(c.model_dump(mode="json")) for c in ctx.trajectory.final_state_diff}
-    return CheckResult(False, "final state differs from the expected state",
-                       {"missing": sorted(want - got)[:20], "unexpected": sorted(got - want)[:20]})
+    want = {canonical_json(c.model_dump(mode="json")): c for c in expected.final_state_diff}
+    got = {canonical_json(c.model_dump(mode="json")): c for c in ctx.trajectory.final_state_diff}
+    evidence = {"missing": sorted(want.keys() - got.keys())[:20],
+                "unexpected": sorted(got.keys() - want.keys())[:20]}
+    if not ctx.domain.user_tables:
+        return CheckResult(False, "final state differs from the expected state", evidence)
+    device = ctx.domain.user_tables
+    changes = [want[k] for k in want.keys() - got.keys()] + [got[k] for k in got.keys() - want.keys()]
+    sides = []
+    for side, on_device in (("the account state", False), ("the user's device state", True)):
+        places = sorted({f"{c.table}.{c.key}.{c.path}" if c.path else f"{c.table}.{c.key}"
+                         for c in changes if (c.table in device) is on_device})
+        if places:
+            sides.append(f"{side} differs: {', '.join(places[:5])}")
+    return CheckResult(False, "; ".join(sides) or "final state differs from the expected state", evidence)
 
 
 def check_outputs(ctx: Context) -> CheckResult:
     """Each required output is said in the agent's first text message after the (n-th)
     ground-truth call that produced it: when it learned it, not somewhere later by chance."""
     missing = []
-    messages = ctx.trajectory.messages
+    messages = ctx.messages
     for out in ctx.blueprint.ground_truth.outputs:
         calls = ctx.blueprint.ground_truth.calls
         source = calls[out.after_call]
@@ -123,7 +167,7 @@ def check_outputs(ctx: Context) -> CheckResult:
 
 
 def check_confirmation(ctx: Context) -> CheckResult:
-    messages = ctx.trajectory.messages
+    messages = ctx.messages
     problems = []
     last_write_at = -1
     for record in ctx.calls:
@@ -164,7 +208,7 @@ def authenticated_calls(ctx: Context, outcome: Callable[[CallRecord], ToolMessag
     a replay's (so the consumer sees the replayed state just before each call)."""
     authenticated: str | None = None
     for record in ctx.calls:
-        tool = ctx.domain.tools.get(record.call.name)
+        tool = ctx.domain.agent_tools.get(record.call.name)
         if tool is None or record.arguments is None:
             continue
         yield record, tool, record.arguments, authenticated
@@ -205,7 +249,7 @@ def check_authentication(ctx: Context) -> CheckResult:
 def check_tool_schema(ctx: Context) -> CheckResult:
     problems = []
     for record in ctx.calls:
-        tool = ctx.domain.tools.get(record.call.name)
+        tool = ctx.domain.agent_tools.get(record.call.name)  # a user tool is not the agent's
         if tool is None:
             problems.append({"call": record.call.name, "why": "no such tool"})
         elif record.arguments is None:
@@ -232,7 +276,7 @@ def _id_values(domain: Domain, arguments: dict[str, Any]) -> list[str]:
 
 
 def check_grounded_ids(ctx: Context) -> CheckResult:
-    messages = ctx.trajectory.messages
+    messages = ctx.messages
     problems = []
     for record in ctx.calls:
         if record.arguments is None:
@@ -250,7 +294,7 @@ def check_grounded_ids(ctx: Context) -> CheckResult:
 def check_grounded_claims(ctx: Context) -> CheckResult:
     """Every status, amount or availability the agent states agrees with the most recent tool
     output about the entity it names (``verifiers.claims`` says how claims are found)."""
-    problems = claim_problems(ctx.domain, ctx.trajectory.messages)
+    problems = claim_problems(ctx.domain, ctx.messages)
     if problems:
         return CheckResult(False, problems[0]["why"], {"claims": problems[:20]})
     return CheckResult(True)
@@ -262,7 +306,10 @@ def check_policy(ctx: Context) -> CheckResult:
     env = ctx.domain.environment()
     breaches: list[dict[str, Any]] = []
     replay = authenticated_calls(ctx, lambda r: env.execute(r.call))
+    user_calls = list(ctx.user_calls)  # the user's own calls change the state too, in order
     for record, tool, arguments, authenticated in replay:
+        while user_calls and user_calls[0][0] <= record.index:
+            env.execute(user_calls.pop(0)[1], actor="user")
         if tool.kind is ToolKind.write:
             rules = ctx.domain.policy_breaches(env.state, record.call.name, arguments, authenticated)
             if rules:
@@ -293,7 +340,7 @@ def check_no_loops(ctx: Context) -> CheckResult:
             return CheckResult(False, f"{record.call.name} repeated with the same arguments",
                                {"first": seen[key], "again": record.index})
         seen[key] = record.index
-    texts = [m.content for m in ctx.trajectory.messages if isinstance(m, AssistantMessage) and m.content]
+    texts = [m.content for m in ctx.messages if isinstance(m, AssistantMessage) and m.content]
     for a, b, c in zip(texts, texts[1:], texts[2:], strict=False):  # a window of three: shorter by design
         if a == b == c:
             return CheckResult(False, "the agent said the same thing three times in a row", {"text": a})

@@ -38,7 +38,7 @@ from typing import Any
 
 from trajforge.environments.base import Domain, Observation
 from trajforge.environments.claims import Attribute, AttributeType, ClaimRecord
-from trajforge.schemas.messages import AssistantMessage, Message, ToolCall, ToolMessage
+from trajforge.schemas.messages import AssistantMessage, Message, ToolCall, ToolMessage, agent_view
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")  # "$12.50" has no space after its point
 _MONEY = re.compile(r"\$\s?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)")
@@ -232,7 +232,8 @@ def claim_problems(domain: Domain, messages: Sequence[Message]) -> list[dict[str
     calls: dict[str, ToolCall] = {}
     latest: dict[tuple[str, str], ClaimRecord] = {}
     out: list[dict[str, Any]] = []
-    for i, message in enumerate(messages):
+    # only the agent's calls ground its claims: the user's own tool results it never saw
+    for i, message in enumerate(agent_view(messages)):
         if isinstance(message, AssistantMessage):
             for call in message.tool_calls:
                 calls[call.id] = call

@@ -1,0 +1,65 @@
+"""What telecom declares for the grounded-claims check and for naming ids.
+
+Entities: lines (named by phone number, written 415-555-0123, (415) 555-0123 or 415.555.0123),
+bills (by id, B and 7 digits, any case), plans (by name or id). Attributes: a line's or bill's
+status, amounts (a plan's price, a bill's amount, a top-up's charge), a bill's due date and
+the plan a line is on. The customer's own phone is no entity here: the agent never sees it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from trajforge.environments.base import Observation
+from trajforge.environments.claims import Attribute, AttributeType, ClaimRecord
+
+_PHONE = r"(?<![\d-])\(?(\d{3})\)?[ .-]?(\d{3})[ .-](\d{4})(?![\d])"
+_BILL = r"(?<![\w])[Bb](\d{7})\b"
+_CUSTOMER = r"(?<![\w])[Cc][Uu](\d{6})\b"
+ID_FORMS: tuple[tuple[str, str], ...] = ((_PHONE, r"\1-\2-\3"), (_BILL, r"B\1"), (_CUSTOMER, r"CU\1"))
+STATUSES = ("active", "suspended", "paid", "unpaid", "overdue")
+ATTRIBUTES = (
+    Attribute("status", AttributeType.status, vocabulary=STATUSES),
+    Attribute("amount", AttributeType.money),
+    Attribute("date", AttributeType.date),
+    Attribute("plan", AttributeType.phrase),  # the plan a line is on, by name
+)
+
+
+def phone_numbers(text: str) -> list[str]:
+    """The phone numbers ``text`` names, canonical (``415-555-0123``)."""
+    return [f"{a}-{b}-{c}" for a, b, c in re.findall(_PHONE, text)]
+
+
+def bill_ids(text: str) -> list[str]:
+    return ["B" + d for d in re.findall(_BILL, text)]
+
+
+def _record(obj: dict[str, Any]) -> ClaimRecord | None:
+    if {"number", "status", "plan_name", "monthly_price"} <= obj.keys():
+        amounts = [obj["monthly_price"]] + ([obj["charge"]] if "charge" in obj else [])
+        return ClaimRecord("line", str(obj["number"]), ((str(obj["number"]),),),
+                           {"status": (obj["status"],), "amount": tuple(amounts),
+                            "plan": (str(obj["plan_name"]),)})
+    if {"id", "amount", "status"} <= obj.keys() and str(obj["id"]).startswith("B"):
+        values: dict[str, tuple[Any, ...]] = {"status": (obj["status"],), "amount": (obj["amount"],)}
+        if "due_date" in obj:
+            values["date"] = (str(obj["due_date"]),)
+        return ClaimRecord("bill", str(obj["id"]), ((str(obj["id"]),),), values)
+    if {"id", "name", "monthly_price", "data_gb"} <= obj.keys():
+        return ClaimRecord("plan", str(obj["id"]), ((str(obj["name"]),), (str(obj["id"]),)),
+                           {"amount": (obj["monthly_price"],)})
+    return None
+
+
+def _objects(value: Any) -> list[dict[str, Any]]:
+    if isinstance(value, list):
+        return [o for v in value for o in _objects(v)]
+    if isinstance(value, dict):
+        return [value] + [o for v in value.values() if isinstance(v, list) for o in _objects(v)]
+    return []
+
+
+def claim_records(observation: Observation) -> list[ClaimRecord]:
+    return [r for r in (_record(o) for o in _objects(observation.result)) if r is not None]
