@@ -3,7 +3,8 @@ phrases, and speed.
 
 Reports per class precision/recall/F1 and counts on trajforge/environments/dialogue/banks/eval.jsonl
 (templates filled with the bank's action clauses), consent/non_consent on the dev bank
-(banks/dev.jsonl, the hand-written set models are chosen by), accuracy per phenomenon, the confusion, the
+(banks/dev.jsonl, the hand-written set models are chosen by), per class on the dev2 bank
+(banks/dev2.jsonl, multi-domain), accuracy per phenomenon, the confusion, the
 accuracy on the scripted policies' own phrases, and microseconds per classification (first
 sight of a text, i.e. uncached, and cached). Results go to benchmarks/results/dialogue_acts.{md,json}.
 
@@ -64,6 +65,7 @@ def measure() -> dict[str, Any]:
                        "train_entries": len(read_bank("train.jsonl"))},
         "per_class": per_class(rows),
         "per_class_dev": {k: v for k, v in per_class(dev).items() if k in ("consent", "non_consent")},
+        "per_class_dev2": per_class(read_bank("dev2.jsonl")),
         "per_phenomenon": by_phenomenon(rows),
         "confusion": confusion(rows),
         "generator": {"n": len(gen), "right": len(gen) - len(gen_wrong), "wrong": gen_wrong},
@@ -86,6 +88,11 @@ def render(payload: dict[str, Any]) -> str:
               "selection set)", "", "| class | n | positives | precision | recall | F1 |",
               "|---|---:|---:|---:|---:|---:|"]
     for name, s in r["per_class_dev"].items():
+        lines.append(f"| {name} | {s['n']} | {s['positives']} | {s['precision']:.3f} | {s['recall']:.3f} "
+                     f"| {s['f1']:.3f} |")
+    lines += ["", "## Per class (dev2 bank, dev2.jsonl: multi-domain tuning set)", "",
+              "| class | n | positives | precision | recall | F1 |", "|---|---:|---:|---:|---:|---:|"]
+    for name, s in r.get("per_class_dev2", {}).items():
         lines.append(f"| {name} | {s['n']} | {s['positives']} | {s['precision']:.3f} | {s['recall']:.3f} "
                      f"| {s['f1']:.3f} |")
     g = r["generator"]

@@ -62,6 +62,29 @@ def dev() -> list[dict[str, str]]:
     return read_bank("dev.jsonl")
 
 
+@pytest.fixture(scope="module")
+def dev2() -> list[dict[str, str]]:
+    return read_bank("dev2.jsonl")
+
+
+def test_dev2_bank(dev2: list[dict[str, str]]) -> None:
+    count = lambda label: sum(r["role"] == "user" and r["label"] == label for r in dev2)  # noqa: E731
+    assert count("consent") >= 150 and count("non_consent") >= 150 and count("closing") >= 30
+    assert sum(r["role"] == "user" for r in dev2) >= 400
+    assert sum(r["role"] == "agent" and r["label"] == "confirm_request" for r in dev2) >= 50
+    for r in dev2:
+        assert set(r) == {"text", "role", "label", "phenomenon"} and r["role"] in ("agent", "user")
+        assert r["label"] in {"agent": ("confirm_request", "anything_else", "other"),
+                              "user": ("consent", "non_consent", "closing", "other")}[r["role"]]
+
+
+def test_per_class_targets_on_dev2(dev2: list[dict[str, str]]) -> None:
+    """dev2 (multi-domain: airline, banking, telecom, retail; hard replies) is the tuning set the
+    recogniser was last chosen on, so this guards against regressions rather than measuring."""
+    for name, s in per_class(dev2).items():
+        assert s["precision"] >= TARGET and s["recall"] >= TARGET, (name, s)
+
+
 def test_dev_bank(dev: list[dict[str, str]]) -> None:
     assert sum(r["label"] == "consent" for r in dev) >= 250
     assert sum(r["label"] == "non_consent" for r in dev) >= 250
@@ -84,7 +107,7 @@ def test_bank_sizes(bank: list[dict[str, str]]) -> None:
 
 
 def test_banks_are_disjoint(train: list[dict[str, str]], bank: list[dict[str, str]],
-                            dev: list[dict[str, str]]) -> None:
+                            dev: list[dict[str, str]], dev2: list[dict[str, str]]) -> None:
     gen = {_norm(t) for t in _generator_texts()} - {""}
     tr = {_norm(r["text"]) for r in train}
     ev = {_norm(r["text"]) for r in bank}
@@ -96,6 +119,11 @@ def test_banks_are_disjoint(train: list[dict[str, str]], bank: list[dict[str, st
     assert not dv & tr, sorted(dv & tr)[:5]
     assert not dv & ev, sorted(dv & ev)[:5]
     assert not dv & gen, sorted(dv & gen)[:5]
+    d2 = {_norm(r["text"]) for r in dev2}
+    assert len(d2) == len(dev2)
+    for other in (tr, ev, dv, gen):  # the message names dev2's own texts only, never the other set
+        shared_texts = sorted(d2 & other)
+        assert not shared_texts, shared_texts[:5]
 
     def grams(text: str) -> set[tuple[str, ...]]:
         w = _norm(text).split()
@@ -109,9 +137,10 @@ def test_banks_are_disjoint(train: list[dict[str, str]], bank: list[dict[str, st
     assert not shared, shared[:5]
 
 
-@pytest.mark.xfail(strict=True, reason="measured below the 98% target: consent P 0.982 R 0.964 and non_consent "
-                   "P 0.964 R 0.982 (confirm_request P 0.996 R 0.996 passes; dev: consent P 0.992 R 0.989); "
-                   "see benchmarks/results/dialogue_acts.md")
+@pytest.mark.xfail(strict=True, reason="measured below the 98% target: consent P 0.988 R 0.970 and non_consent "
+                   "P 0.970 R 0.988 (confirm_request P 0.995 R 0.996 passes; closing P 0.975 R 0.983; dev: "
+                   "consent P 0.992 R 0.992; dev2: every class >= 0.984); measured once, after the multi-domain "
+                   "training rows and features")
 def test_per_class_targets_on_the_eval_bank(bank: list[dict[str, str]]) -> None:
     scores = per_class(expand(bank))
     for name in ("confirm_request", "consent", "non_consent"):
@@ -130,8 +159,8 @@ def test_shipped_weights_are_the_retrained_ones(train: list[dict[str, str]]) -> 
     from importlib import resources
 
     shipped = resources.files("trajforge.environments.dialogue").joinpath(WEIGHTS_FILE).read_text()
+    # the shipped file was written by another process (another hash seed): equal means deterministic
     assert dump(train_all(train)) == shipped
-    assert dump(train_all(train)) == shipped  # deterministic
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -15,7 +15,16 @@ Two kinds, both named strings the linear model weights:
   question, carries sarcasm ("oh great, ..."), or closes the conversation ("that's all, bye");
   whether its last sentence is an instruction to act that nothing after takes back, a go-ahead
   is followed by a question about afterwards, the yes carries a condition ("only if"), an
-  agreeing negated idiom ("no problem") or a negated reason ("I don't need it").
+  agreeing negated idiom ("no problem", "no rush", "don't worry about ...") or a negated reason ("I
+  don't need it", "nobody uses it"); whether a clause opens with an instruction to perform a
+  service action in any domain (``_ACTION_VERBS``: "rebook me", "freeze it", "yes, send the
+  wire"); the scope of a negation (one that governs an action, "don't cancel", "not yet", against
+  one that does not, "no rush on the refund"); a question asked before any go-ahead; a deferral
+  ("let me check first", "before you ..."); and, for agent messages, greetings ("what can I do for
+  you?") and "please confirm you want ..." requests.
+
+A few emoji are read as words (thumbs up and down, thanks, thinking); a message of punctuation
+only ("?") has a feature of its own rather than none.
 
 Identifiers, amounts and e-mail addresses are replaced by a class token first, so that a
 confirmation request for ``#W1234567`` and one for "your most recent order" share features.
@@ -43,7 +52,8 @@ def _rx(*alternatives: str) -> re.Pattern[str]:
 # --- agent cues (matched on space-joined tokens, ids/amounts already class tokens) ---
 _PERMISSION = _rx(
     r"(?:shall|should|can|may|could|do|must) i(?: (?:go ahead|just|now|then|also|please))*"
-    r" (?!help|assist|get|have|ask|see|find|look|check|know|verify|confirm your|take your|grab)\w+",
+    r" (?!help|assist|get|have|ask|see|find|look|check|know|verify|confirm your|take your|grab|do for|do to help|"
+    r"do today)\w+",
     r"(?:shall|should) we", r"(?:do|would|will) you (?:like|want|need) me to", r"(?:want|like) me to",
     r"(?:do|would|will) you (?:like|want) (?:the|that|this|it|your|me|us|them|those)",
     r"(?:is|does|would|will) (?:that|this|it|everything|all (?:of )?that)"
@@ -78,7 +88,8 @@ _ELSE = _rx(
 )
 _INTENT = _rx(
     r"i'll", r"i will", r"i'm (?:going|about|ready|prepared|happy|able) to", r"i am (?:going|about|ready|able) to",
-    r"i can", r"i could", r"let me", r"i'd (?:like to|be happy to|go ahead)", r"i would", r"i'm set to",
+    r"i can(?! see| tell| find)", r"i could(?! see| find)", r"let me", r"i'd (?:like to|be happy to|go ahead)",
+    r"i would", r"i'm set to",
     r"the plan", r"here's what", r"to (?:confirm|recap|summari[sz]e)", r"just to (?:confirm|be sure|double)",
     r"you'd like (?:me )?to", r"you want (?:me )?to", r"this (?:will|would)",
 )
@@ -92,8 +103,14 @@ _REPORT = _rx(
     r"(?:is|are|was|has been|have been) (?:now|updated|cancel\w+|refunded|changed|switched|set|pending|"
     r"processed|shipped|delivered|requested|placed|submitted|started|confirmed|done|complete\w*)",
     r"done", r"all set", r"cost\w*", r"zzmoney", r"will (?:be|go|now|arrive|ship)", r"goes back",
-    r"(?:is|are) (?:in stock|available|sold out)", r"price", r"shows? ",
+    r"(?:is|are) (?:in stock|available|sold out)", r"price", r"shows? ", r"i can see", r"i see", r"looks like",
+    r"i(?:'ve| have) (?:found|checked|looked)", r"(?:it|there) (?:is|are|was|were|appears?)",
 )
+_GREET = _rx(r"hi", r"hello", r"hey", r"welcome", r"good (?:morning|afternoon|evening)", r"how (?:can|may) i help",
+              r"what can i (?:do|help)", r"how can we help", r"what brings you", r"thanks for (?:getting in touch|"
+              r"reaching out|contacting)")
+_CONFIRM_WANT = _rx(r"(?:please )?confirm (?:that )?(?:you(?:'d| would)? (?:want|like|agree|are happy)|you're happy|"
+                    r"i (?:can|should|may))", r"(?:please )?confirm (?:and|to) (?:i'll|i will)")
 _APOLOGY = _rx(r"sorry", r"apolog\w+", r"unfortunately", r"i'm afraid", r"can't", r"cannot",
                r"not (?:allowed|possible)", r"didn't go through", r"policy", r"unable")
 
@@ -108,9 +125,10 @@ _AFFIRM = _rx(
     r"perfect", r"absolutely", r"definitely", r"of course", r"correct", r"confirm(?:ed)?", r"fine", r"let's do it",
     r"let's", r"proceed", r"agreed?", r"deal", r"certainly", r"exactly", r"right", r"great", r"good", r"cool",
     r"affirmative", r"approved?", r"works for me", r"by all means", r"indeed", r"totally", r"for sure",
-    r"why not", r"sounds", r"lgtm", r"ja", r"si", r"oui", r"y",
+    r"why not", r"sounds", r"lgtm", r"ja", r"si", r"oui", r"y", r"zzthumbsup",
 )
-_NEG_OPEN = _rx(r"no+", r"nothing", r"nah", r"nope", r"not", r"don't", r"do not", r"never", r"negative", r"cancel that",
+_NEG_OPEN = _rx(r"no+", r"zzthumbsdown", r"nothing", r"nah", r"nope", r"not", r"don't", r"do not", r"never",
+                r"negative", r"cancel that",
                 r"stop", r"wait", r"hold on", r"hang on", r"hmm+", r"um+", r"uh+", r"actually", r"i don't",
                 r"i'd rather not", r"rather not", r"please don't", r"please do not", r"forget")
 _HEDGE = _rx(
@@ -120,7 +138,9 @@ _HEDGE = _rx(
     r"maybe", r"perhaps", r"i guess", r"i suppose", r"probably", r"rather", r"prefer", r"hmm+", r"scratch that",
     r"never ?mind", r"forget (?:it|that|about)", r"no wait", r"one (?:sec|second|moment|minute)", r"later",
     r"don't", r"do not", r"not", r"no", r"nope", r"nah", r"stop", r"cancel that", r"hesitant", r"unless",
-    r"depends", r"if", r"only if", r"or", r"why", r"how", r"what", r"which", r"wrong", r"meant",
+    r"depends", r"if", r"only if", r"or", r"why", r"how",
+    r"what(?! i (?:want|wanted|need|needed|asked|ordered|expected|meant|had in mind|was hoping|hoped))", r"which",
+    r"wrong", r"meant",
     r"i'll (?:get back|think|call|check|come back)", r"give me", r"keep", r"leave",
 )
 _SARCASM = _rx(
@@ -135,11 +155,12 @@ _CLOSE = _rx(
     r"(?:that's|that is) (?:all|it|everything|about it)(?! (?:correct|right|good|fine|true|perfect|i (?:want|asked)))",
     r"that(?:'ll| will) be (?:all|it)",
     r"nothing (?:else|more|further)", r"(?:good ?)?bye\w*", r"have an? (?:good|nice|great|lovely) \w+",
-    r"(?:i'm|i am|we're|we are) (?:all )?(?:good|set|done|fine|sorted)", r"all (?:good|set|done|sorted)",
+    r"(?:i'm|i am|we're|we are) (?:all )?(?:good|set|done|fine|sorted)(?! with)", r"all (?:good|set|done|sorted)",
     r"no more", r"(?:that )?covers? (?:it|everything)", r"(?:done|finished) for (?:today|now)", r"take care",
     r"see (?:you|ya)", r"cheers", r"that'?s? (?:all|it) (?:for|from) (?:me|today|now)", r"i think that's",
-    r"no(?: ,)? thanks?(?: you)?", r"no(?: ,)? thank you", r"nope(?: ,)? thanks?", r"thanks? (?:again|so much|a lot)",
-    r"all for (?:today|now)", r"nothing", r"later", r"that's everything", r"we're done", r"i'm good",
+    r"no(?: ,)? thanks?(?: you)?(?! to| on| for the)", r"no(?: ,)? thank you(?! to| on| for the)",
+    r"nope(?: ,)? thanks?", r"thanks? (?:again|so much|a lot)",
+    r"all for (?:today|now)", r"nothing", r"later", r"that's everything", r"we're done", r"i'm good(?! with)",
 )
 _GO = _rx(r"go (?:ahead|for it|on)", r"proceed", r"do (?:it|that|this|so)", r"please do", r"cancel", r"refund",
           r"return", r"submit", r"change", r"swap", r"switch", r"update", r"process", r"confirm(?:ed)?",
@@ -154,10 +175,21 @@ _REQUEST = _rx(r"i need", r"i'd like", r"i want", r"can you", r"could you", r"i 
 # consent-specific cues: an instruction to act that nothing after it takes back, a condition put on
 # the yes, negated idioms that agree ("no problem"), a reason for the yes that happens to hold a
 # negation ("I don't need it"), and a question about what happens after the action (timing)
+# the actions a user tells an agent to take (retail, airline, banking, telecom), for the imperative
+# cue: such a verb opening a clause ("rebook me", "freeze it", "yes, send the wire") is a go-ahead
+_ACTION_VERBS = (r"(?:cancel|rebook|book|freeze|unfreeze|block|unblock|send|transfer|wire|switch|move|change|swap|"
+                 r"refund|return|port|unlock|reset|restart|reboot|add|remove|drop|close|file|submit|process|apply|"
+                 r"upgrade|downgrade|replace|exchange|issue|reissue|activate|suspend|waive|update|order|put|end|"
+                 r"renew|extend|schedule|set|charge|dispute|reverse|release|lower|raise|open|start|arrange|credit|"
+                 r"void|delete|take|ship|reroute|reserve|pay|deliver|post|sign|enrol|enroll|hold|lock|check)")
+_IMPERATIVE = re.compile(r"(?:^|, )(?:(?:please|pls|plz|just|then|and|so|kindly|yes|yeah|yep|yup|ok|okay|sure|"
+                         r"alright|go ahead and|go on and|right|fine|great|perfect)(?: ,)? )*" + _ACTION_VERBS
+                         + r"(?= (?:me|it|that|this|them|those|these|the|my|our|his|her|both|all|a|an|one|away|over|"
+                         r"up|off|ahead|zzid|zzmoney|right|now|in|out|asap|today|tomorrow|please|pls)\b|$| ,)")
 _GO_PHRASE = re.compile(r"(?:^| )(?:go (?:right )?(?:ahead|for it|on)|do it|do that|proceed|carry (?:on|it out)|"
                         r"please (?:do|proceed|continue|cancel|submit|process|return|swap|change|update|refund)"
                         r"|make it happen|get it done|go through with it|finali[sz]e it|you can (?:go|proceed|do))"
-                        r"(?= |$)")
+                        r"(?= |$)|(?:^| )(?:yes|yeah|yep|yup|sure|ok|okay)(?: ,)? please$|" + _IMPERATIVE.pattern)
 _TAKE_BACK = _rx(r"wait", r"actually", r"no", r"not", r"don't", r"dont", r"stop", r"hold", r"hang", r"never ?mind",
                  r"nvm", r"forget", r"later", r"yet", r"first", r"instead", r"unless", r"if", r"only", r"rather",
                  r"scratch", r"changed", r"second thoughts?", r"before", r"until", r"but")
@@ -166,12 +198,40 @@ _CONDITION = _rx(r"as long as", r"so long as", r"only if", r"if", r"provided", r
                  r"if and only if", r"on condition")
 _AGREE_IDIOM = _rx(r"no problem", r"no worries", r"no objections?", r"not a problem", r"no concerns?", r"no issues?",
                    r"(?:don't|do not) mind", r"nothing (?:wrong|to change|to add)", r"no complaints",
-                   r"no doubts?", r"without a doubt", r"(?:don't|do not) see (?:any|a) (?:issue|problem)\w*")
-_REASON_NEG = _rx(r"(?:don't|do not|won't|never) (?:need|want|use|wear|fit)\w*", r"no longer", r"not (?:needed|using)",
+                   r"no doubts?", r"without a doubt", r"(?:don't|do not) see (?:any|a) (?:issue|problem)\w*",
+                   r"no (?:rush|hurry|need|stress|trouble|bother|big deal|pressure)",
+                   r"not (?:fussed|bothered|an issue)",
+                   r"(?:doesn't|does not|won't|wouldn't) matter", r"(?:don't|do not) (?:worry|bother)",
+                   r"(?:can't|cannot) (?:see|think of) (?:why|a reason|any reason)", r"nothing against",
+                   r"(?:don't|do not) have (?:a|any) (?:problem|issue|objection)s?", r"no reason not to")
+_REASON_NEG = _rx(r"(?:don't|do not|won't|never|haven't|didn't|wouldn't|isn't|aren't|wasn't|can't|no longer)"
+                  r" (?:really |even |ever )?(?:need|want|use|using|used|wear|fit|care|live|travel|watch|call|remember|"
+                  r"find|authori[sz]e|order|make|go|get|have time|be (?:needing|using|travel\w*|going))\w*",
+                  r"no longer", r"not (?:needed|using|in use|worth|enough|going|travel\w*|something i)",
+                  r"(?:nobody|no one|none of us)", r"no (?:use|need) for", r"never (?:arrived|came|worked)",
                   r"(?:didn't|doesn't|don't) (?:fit|work|suit)\w*", r"not ideal", r"not thrilled", r"not my favou?rite",
                   r"unsure at first", r"hoped for")
 _AFTER_Q = _rx(r"when", r"how (?:long|soon|many days)", r"roughly when", r"about how long",
-               r"will i (?:get|receive|see)", r"do i get", r"and i'll get")
+               r"will i (?:get|receive|see)", r"do i get", r"and i'll get", r"what time",
+               r"will (?:it|they|the|that|you|my|i)", r"do i (?:need|have) to", r"should i")
+
+
+# a negation that governs an action ("don't cancel", "not yet", "no, leave it") against one that does not
+# ("no rush on the refund", "I don't need it", "not thrilled about the fee"): only the first refuses
+_NEG_ACTION = re.compile(r"(?:^| )(?:no|not|don't|dont|do not|never|nope|nah|please don't|won't let you)"
+                         r"(?: (?:please|just|really|,))* (?:" + _ACTION_VERBS[3:-1] + r"|do|go|proceed|touch|"
+                         r"yet|now|today|that|this|it|the|my|keep|leave|agree|accept|want (?:to|the|a|that|it)|"
+                         r"like (?:that|it|the)|sure|ready|comfortable|happy)\b")
+_ANY_NEG = re.compile(r"(?:^| )(?:no|not|don't|dont|do not|never|nope|nah|\w+n't|none|nothing|nobody|no one)(?= |$)")
+
+
+# the user will do something first ("let me measure", "I need to ask my wife", "before you swap it")
+_DEFER = _rx(r"let me (?:\w+ )?(?:check|think|go|see|look|ask|talk|find|measure|call|speak|confirm|double|read|"
+             r"grab|get)",
+             r"i (?:need|have|want) to (?:check|think|talk|ask|speak|call|look|see|find|read|compare|confirm)",
+             r"before (?:you|that|we|i|anything|agreeing|deciding)",
+             r"i'll (?:check|think|ask|talk|call|decide|get back)",
+             r"give me (?:a|one|some|time)", r"(?:come|get) back to you")
 
 
 def _go_clean(sentence: str) -> bool:
@@ -190,8 +250,16 @@ def _char_trigrams(word: str) -> tuple[str, ...]:
     return tuple("c:" + padded[i:i + 3] for i in range(len(padded) - 2))
 
 
+_EMOJI = {"\U0001f44d": " zzthumbsup ", "\U0001f44c": " zzthumbsup ", "\u2705": " zzthumbsup ",
+          "\u2714": " zzthumbsup ", "\U0001f44e": " zzthumbsdown ", "\u274c": " zzthumbsdown ",
+          "\U0001f64f": " zzthanks ", "\U0001f914": " zzthinking ", "\U0001f644": " zzeyeroll ",
+          "\U0001f642": " zzsmile ", "\U0001f60a": " zzsmile ", "\U0001f600": " zzsmile ", "\U0001f44b": " zzwave "}
+_EMOJI_RX = re.compile("|".join(map(re.escape, _EMOJI)))
+
+
 def tokens(text: str) -> list[str]:
     low = text.lower().replace("\u2019", "'").replace("\u2014", " - ").replace("\u2013", " - ")
+    low = _EMOJI_RX.sub(lambda m: _EMOJI[m.group()], low)
     low = _EMAIL.sub(" zzemail ", low)
     low = _MONEY.sub(" zzmoney ", low)
     low = _ID.sub(" zzid ", low)
@@ -226,7 +294,8 @@ _WH_OPEN = re.compile(r"(?:(?:ok(?:ay)?|thanks|got it|so|and|alright|sure) ,? )?
 _YN_OPEN = re.compile(r"(?:(?:ok(?:ay)?|thanks|got it|so|and|alright|sure) ,? )?"
                       r"(?:shall|should|can|could|may|might|would|will|do|does|did|is|are|am|was|want|ok(?:ay)?|"
                       r"are|have|has|mind|fine|good|happy|ready|any|anything)\b")
-_AGENT_TAGS = (("apology", _APOLOGY), ("bye", _BYE), ("else", _ELSE), ("intent", _INTENT), ("perm", _PERMISSION),
+_AGENT_TAGS = (("apology", _APOLOGY), ("bye", _BYE), ("else", _ELSE), ("greet", _GREET), ("intent", _INTENT),
+               ("perm", _PERMISSION), ("confirm_want", _CONFIRM_WANT),
                ("report", _REPORT), ("slot", _SLOT_Q))
 
 
@@ -321,7 +390,19 @@ def user_cues(toks: list[str]) -> set[str]:
             out.add("cue:neg_thanks")
     if request:
         out.add("cue:request")
-    go = bool(_GO.search(whole))
+    imperative = [bool(_IMPERATIVE.search(x)) and _go_clean(x) for x, _ in sents]
+    go = bool(_GO.search(whole)) or any(imperative)
+    if any(imperative):
+        out.add("cue:imperative")
+        out.add("cue:imperative_" + ("first" if imperative[0] else "later"))
+    neg_action = bool(_NEG_ACTION.search(whole))
+    any_neg = bool(_ANY_NEG.search(whole))
+    if any_neg:
+        out.add("cue:neg_action" if neg_action else "cue:neg_benign")
+        if (aff or go) and not neg_action:
+            out.add("cue:yes_benign_neg")
+    elif not aff and not go and not questions:
+        out.add("cue:no_yes_no_neg")  # neither a yes, an instruction, a negation nor a question
     if go:
         out.add("cue:go")
     out.add("cue:go_close:" + ("G" if go else "") + ("C" if close else "") + ("A" if aff else "")
@@ -336,6 +417,10 @@ def user_cues(toks: list[str]) -> set[str]:
     statements_before = [s for s, e in sents[:-1] if e != "?"]
     if last_e == "?" and statements_before and _go_clean(statements_before[-1]) and _AFTER_Q.search(last_s):
         out.add("cue:go_then_after_q")
+    elif questions:  # a question not preceded by a clean go-ahead: asked before consenting
+        out.add("cue:q_before_go" + ("_aff" if aff else ""))
+    if _DEFER.search(whole):
+        out.add("cue:defer")
     if _CONDITION.search(whole):
         out.add("cue:condition")
         if aff:
@@ -373,8 +458,8 @@ def features(text: str, role: str = "") -> list[str]:
             negated = True
         if t in _CONTRAST:
             contrasted = True
-    if not words:
-        return []
+    if not words:  # punctuation only ("?", "...")
+        return sorted({"nowords", *("p:" + t for t in toks_nb)})
     seq = ["<s>", *toks_nb, "</s>"]
     for a, b in zip(seq, seq[1:], strict=False):
         out.add(f"b:{a}_{b}")
