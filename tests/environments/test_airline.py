@@ -367,6 +367,13 @@ def test_reports_resolve_descriptions_from_observations(domain: AirlineDomain) -
     assert facts.entity == ("reservation_id",)
 
 
+def test_sample_entities_is_one_users_world(domain: AirlineDomain) -> None:
+    found = domain.sample_entities(random.Random(0))
+    user = found["users"][0]
+    assert [r["id"] for r in found["reservations"]] == list(user["reservations"])
+    assert all(r["user_id"] == user["id"] for r in found["reservations"]) and found["flights"]
+
+
 def test_claim_records_cover_reservations_and_flights(domain: AirlineDomain) -> None:
     state = domain.template
     assert isinstance(state, AirlineState)

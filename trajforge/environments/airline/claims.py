@@ -69,11 +69,10 @@ def claim_records(observation: Observation) -> list[ClaimRecord]:
         if "legs" in obj and "passengers" in obj and isinstance(obj.get("id"), str):
             payments = [float(p.get("amount") or 0) * (1 if p.get("kind") == "payment" else -1)
                         for p in obj.get("payment_history") or []]
-            n = len(obj.get("passengers") or []) or 1
-            prices = [float(leg.get("price") or 0) for leg in obj.get("legs") or []]
-            amounts = {abs(a) for a in payments} | set(prices) | {p * n for p in prices}
+            prices = [float(leg.get("price") or 0) for leg in obj.get("legs") or []]  # per passenger
             refunds = [-a for a in payments if a < 0]
-            amounts |= {sum(a for a in payments if a > 0), sum(prices) * n} | ({sum(refunds)} if refunds else set())
+            amounts = ({abs(a) for a in payments} | set(prices) | {sum(a for a in payments if a > 0)}
+                       | ({sum(refunds)} if refunds else set()))
             dates = ([str(obj.get("created_at", ""))[:10]] + [str(leg.get("date")) for leg in obj.get("legs") or []]
                      + [str(p.get("date_of_birth")) for p in obj.get("passengers") or []])
             out.append(ClaimRecord("reservation", obj["id"], ((obj["id"],),),
