@@ -1,11 +1,12 @@
 """Dialogue acts, recognised by meaning: is an agent message a confirmation request or an offer
 of further help, is a user reply consent, non-consent or a closing.
 
-Two linear models (one per role), each a bag of five margin averaged perceptrons (integer
+Two linear models (one per role), each a bag of nine margin averaged perceptrons (integer
 updates, margin 20, each member in its own seeded order over the whole bank; the members' integer
 weights summed, so the bag is one linear model and costs no more to apply) trained by
-``python -m trajforge.environments.dialogue.train`` on ``banks/train.jsonl`` (4,160 rows:
-fragment-composed sentences plus ~2,240 hand-written ones).
+``python -m trajforge.environments.dialogue.train`` on ``banks/train.jsonl`` (4,793 rows:
+fragment-composed sentences plus ~2,870 hand-written ones, in retail, airline, banking and
+telecom wording).
 The features (:mod:`features`) are of two kinds: lexical (word uni/bi/tri-grams with negation
 and contrast marking, the opening, the last sentence and its bigrams, punctuation cues,
 character trigrams for typos) and structural cues that transfer across wordings: for agent
@@ -21,19 +22,24 @@ after (timing), a condition put on the yes ("as long as", "only if", "once you")
 negated idiom ("no problem", "no objection") and a reason for the yes that holds a negation ("I
 don't need it"). The weights are integers, so retraining
 reproduces ``weights.json`` byte for byte. No torch, no network; a classification is cached per
-text (about 80 us on first sight, on a shared 2-core machine).
+text (about 140 us on first sight, on a shared 2-core machine).
 
 Measured (benchmarks/results/dialogue_acts.md) on ``banks/eval.jsonl``, a bank written separately
 from the training bank and from the generator's phrases (disjoint after normalisation, no shared
-word 6-gram; tests/environments/test_dialogue_acts.py checks both): confirm_request P 0.996
-R 0.996, anything_else P 1.000 R 0.992, consent P 0.982 R 0.964, non_consent P 0.964 R 0.982,
-closing P 0.983 R 0.983 (the bagged model trained with ~900 more hand-written replies; measured
-once); all 317 of the generator's own phrases are read right. Consent recall (and so non-consent
-precision) is still below the 98% target on eval, although dev (below) is above it.
+word 6-gram; tests/environments/test_dialogue_acts.py checks both): confirm_request P 0.995
+R 0.996, anything_else P 1.000 R 1.000, consent P 0.988 R 0.970, non_consent P 0.970 R 0.988,
+closing P 0.975 R 0.983 (the nine-member bag with ~630 more hand-written multi-domain replies
+and the negation-scope, deferral and question-first cues; before them consent R 0.964); the
+generator's own phrases are all read right. Consent recall (and so non-consent precision) and
+closing precision are still below the 98% target on eval, although dev and dev2 (below) are
+above it: the gap between the tuning banks and eval is itself the finding.
 
 Model choices are made on ``banks/dev.jsonl`` (534 hand-written replies to a confirmation request,
 265 consents, 269 non-consents; disjoint from train, eval and the generator's phrases, no word
-6-gram shared with eval), never on eval. On it the shipped model has consent P 0.992 R 0.989,
+6-gram shared with eval) and ``banks/dev2.jsonl`` (598 rows written later and harder: courtesy
+tails, negations inside reasons, withdrawn and conditional yeses, questions back, emoji, four
+domains; dev2 consent P 1.000 R 0.990, non_consent P 0.990 R 1.000 after tuning on it, so
+optimistic), never on eval. On it the shipped model has consent P 0.992 R 0.989,
 non_consent P 0.989 R 0.993 (5 errors of 534; before the ~900 replies added to train: 0.981/0.962
 and 0.964/0.981, 15 errors; the single perceptron: 0.959/0.880 and 0.890/0.963). dev's
 labelling: consent is a yes or an instruction to act, possibly hesitant ("ok fine, do it", "not
