@@ -144,7 +144,7 @@ def _settled(new: list[dict[str, Any]]) -> tuple[str, str]:
                                           else "charged to your saved payment method")
 
 
-def _change_facts(kind: str, slots: dict[str, str], res: dict[str, Any],
+def _change_facts(slots: dict[str, str], res: dict[str, Any],
                   observed: Sequence[Observation]) -> dict[str, str]:
     """The flight a change picks: the search's earliest or cheapest in the reservation's cabin."""
     searches = [o for o in observed if o.error is None and o.tool == "search_direct_flights"
@@ -176,7 +176,7 @@ def report_facts(kind: str, slots: dict[str, str], observed: Sequence[Observatio
     facts = {"reservation_id": str(res["id"]), "status": str(res["status"]),
              "cabin": cabin_text(str(res["cabin"])), "booked": str(res["created_at"])[:10]}
     if kind == "change_flight":
-        facts.update(_change_facts(kind, slots, res, observed))
+        facts.update(_change_facts(slots, res, observed))
     before, after = _written(res["id"], observed, writes)
     if kind == "compensation":
         return ReportFacts({**facts, **_certificate(res, observed)}, ("reservation_id",))
