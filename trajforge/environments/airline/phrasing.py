@@ -119,8 +119,8 @@ INTENTS: dict[str, IntentSpec] = {
         actions=(),
         reports=("Flight {flight_number} on {flight_date} shows as {flight_status}. Its planned departure "
                  "from {origin} is {departure_time}.",
-                 "The status of flight {flight_number} on {flight_date} is {flight_status}. It was planned "
-                 "to leave {origin} at {departure_time}."),
+                 "The status of flight {flight_number} on {flight_date} is {flight_status}, with its planned "
+                 "departure from {origin} at {departure_time}."),
     ),
     "cancel_refused": IntentSpec(
         "cancel_refused", writes=False, core_slots=(), slots=("reservation",),
