@@ -32,6 +32,7 @@ ATTRIBUTES = (
     Attribute("date", AttributeType.date),
     Attribute("merchant", AttributeType.phrase),
     Attribute("phone", AttributeType.phrase),
+    Attribute("card_ending", AttributeType.phrase),  # "ending in 1234": a card's last four digits
 )
 _PROFILE = re.compile(r"\b(profile|account on file|details on file)\b", re.IGNORECASE)
 
@@ -77,8 +78,9 @@ def claim_records(observation: Observation) -> list[ClaimRecord]:
                 "amount": _amounts(obj, ("balance", "daily_transfer_limit", "transferred_today",
                                          "remaining_daily_limit"))}))
         elif kind == "card":
-            out.append(ClaimRecord("card", key, ((key,), (f"ending in {obj.get('last_four')}",)),
-                                   {"status": (obj.get("status"),)}))
+            out.append(ClaimRecord("card", key, ((key,),),
+                                   {"status": (obj.get("status"),),
+                                    "card_ending": (f"ending in {obj.get('last_four')}",)}))
         elif kind == "transaction":
             out.append(ClaimRecord("transaction", key, ((key,),), {
                 "status": (obj.get("status"),), "amount": _amounts(obj, ("amount",)),

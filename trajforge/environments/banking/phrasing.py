@@ -144,11 +144,11 @@ INTENTS: dict[str, IntentSpec] = {
                  "dispute transaction {transaction_id}, the ${amount} charge at {merchant} on {date}, "
                  "as '{reason}'"),
         reports=("Dispute {dispute_id} is now {dispute_status}. Transaction {transaction_id} "
-                 "({merchant}, ${amount}) is marked as disputed.",
-                 "I've filed dispute {dispute_id} for transaction {transaction_id}; the dispute is "
-                 "{dispute_status}.",
-                 "Done: dispute {dispute_id} on the {merchant} charge {transaction_id} of ${amount} is "
-                 "filed, and its status is {dispute_status}."),
+                 "({merchant}, ${amount} on {date}) is marked as disputed.",
+                 "Transaction {transaction_id} at {merchant} for ${amount} is now disputed. Your "
+                 "dispute {dispute_id} is {dispute_status}.",
+                 "Done: transaction {transaction_id} ({merchant}, ${amount}) is disputed. Dispute "
+                 "{dispute_id} is {dispute_status}."),
     ),
     "dispute_refused": IntentSpec(
         "dispute_refused", writes=False, core_slots=("charge",), slots=("account", "charge"),
@@ -156,8 +156,8 @@ INTENTS: dict[str, IntentSpec] = {
         actions=(),
         reports=("Transaction {transaction_id} at {merchant} is still {status}. Only posted "
                  "transactions can be disputed, so I can't file a dispute for it yet.",
-                 "I see transaction {transaction_id} at {merchant}, and it is {status}. Pending "
-                 "charges cannot be disputed until they post.",
+                 "I see transaction {transaction_id} at {merchant}, and it is {status}. A charge "
+                 "can be disputed only once it has posted.",
                  "Transaction {transaction_id} at {merchant} was posted on {date}. A charge can "
                  "only be disputed within 60 days of its date, so this one can no longer be disputed.",
                  "The {merchant} charge {transaction_id} dates from {date}. Disputes have to be filed "
@@ -203,7 +203,8 @@ INTENTS: dict[str, IntentSpec] = {
         actions=("freeze your {card_type} card {card_id} ending in {last_four}",
                  "put a freeze on card {card_id} (your {card_type} card ending in {last_four})"),
         reports=("Your {card_type} card {card_id} ending in {last_four} is now {status}.",
-                 "Card {card_id} is now {status}; no new charges will go through on it."),
+                 "Card {card_id} ending in {last_four} is now {status}; no new charges will go "
+                 "through on it."),
     ),
     "unfreeze_card": IntentSpec(
         "unfreeze_card", writes=True, core_slots=(), slots=("card",),
@@ -212,7 +213,7 @@ INTENTS: dict[str, IntentSpec] = {
         actions=("unfreeze your {card_type} card {card_id} ending in {last_four}",
                  "lift the freeze on card {card_id} (your {card_type} card ending in {last_four})"),
         reports=("Your {card_type} card {card_id} ending in {last_four} is now {status} again.",
-                 "Card {card_id} is now {status}; you can use it again."),
+                 "Card {card_id} ending in {last_four} is now {status}; you can use it again."),
     ),
     "replace_card": IntentSpec(
         "replace_card", writes=True, core_slots=("card_problem",), slots=("card", "card_problem"),
@@ -223,10 +224,10 @@ INTENTS: dict[str, IntentSpec] = {
                  "{card_problem}) with a new card",
                  "issue a new {card_type} card in place of card {card_id} ending in {last_four}, "
                  "which was {card_problem}"),
-        reports=("Card {card_id} is now {status}. Your new {card_type} card {new_card_id} ends in "
-                 "{new_last_four} and is {new_status}.",
-                 "I've replaced card {card_id}, which is now {status}. The new card {new_card_id} "
-                 "(last four {new_last_four}) is {new_status}."),
+        reports=("Card {card_id} ending in {last_four} is now {status}. Your new {card_type} card "
+                 "{new_card_id} ending in {new_last_four} is {new_status}.",
+                 "I've replaced card {card_id} ending in {last_four}, which is now {status}. The new "
+                 "card {new_card_id} ending in {new_last_four} is {new_status}."),
     ),
     "update_phone": IntentSpec(
         "update_phone", writes=True, core_slots=(), slots=("phone",),

@@ -239,7 +239,8 @@ def _transaction_facts(kind: str, slots: dict[str, str], observed: Sequence[Obse
         dispute = _last_result(observed, "dispute_transaction", transaction_id=str(txn["id"]))
         if isinstance(dispute, dict):
             facts |= {"dispute_id": str(dispute["id"]), "dispute_status": str(dispute["status"])}
-    return ReportFacts(facts, ("transaction_id",))
+    entity = ("transaction_id", "dispute_id") if "dispute_id" in facts else ("transaction_id",)
+    return ReportFacts(facts, entity)
 
 
 def _transfer_facts(kind: str, slots: dict[str, str], observed: Sequence[Observation]) -> ReportFacts:
