@@ -86,6 +86,7 @@ class Call:
     arguments: dict[str, Any]
     raw: str | None = None  # the arguments as written, when not the plain JSON of ``arguments``
     text: str | None = None  # words said in the same message as the call
+    also: str | None = None  # the same call again in the same message, its arguments so written
 
 
 @dataclass(frozen=True)
@@ -162,7 +163,12 @@ class ScriptedAgent:
             call = ToolCall(id=f"call_{next(self._ids):03d}", name=action.name,
                             arguments=action.raw if action.raw is not None else json.dumps(action.arguments))
             self._sent[call.id] = call
-            return AgentReply(AssistantMessage(content=action.text, tool_calls=(call,)))
+            calls: tuple[ToolCall, ...] = (call,)
+            if action.also is not None:
+                again = ToolCall(id=f"call_{next(self._ids):03d}", name=action.name, arguments=action.also)
+                self._sent[again.id] = again
+                calls = (call, again)
+            return AgentReply(AssistantMessage(content=action.text, tool_calls=calls))
         return AgentReply(AssistantMessage(content=action.text), end=isinstance(action, End))
 
     # --- helpers -----------------------------------------------------------------------------
@@ -219,7 +225,7 @@ class ScriptedAgent:
         action = next(script)
         while True:
             if text and isinstance(action, Call):
-                action, text = Call(action.name, action.arguments, action.raw, text), None
+                action, text = Call(action.name, action.arguments, action.raw, text, action.also), None
             reply = yield action
             try:
                 action = script.send(reply)
@@ -264,6 +270,15 @@ class ScriptedAgent:
                     yield Call(call.name, {**call.arguments,
                                            key: bad if isinstance(value, str) else [bad] + value[1:]})
                     break
+        handover = call.name == self.domain.transfer_tool  # nothing follows its result
+        if handover and self._repeat_after is not None:  # a repeat due after it comes before it
+            earlier = self.bp.ground_truth.calls[self._repeat_after]
+            self._repeat_after = None
+            yield Call(earlier.name, earlier.arguments)
+        if handover and self._is(FaultKind.repeated_call, t) and self.form != "after_other_read":
+            self._spent = True  # the hand-over repeated in the same message: both calls run
+            yield Call(call.name, call.arguments, also=self._repeat_raw(call.arguments))
+            return
         result = yield Call(call.name, call.arguments if arguments is None else arguments)
         if call.name in self.domain.auth_tools and isinstance(result, ToolMessage) and not result.is_error:
             self._authed = True
@@ -272,18 +287,22 @@ class ScriptedAgent:
             args = call.arguments
             if self.form == "after_other_read":
                 self._repeat_after = t
-            elif self.form == "keys_reordered":
-                yield Call(call.name, args, raw=json.dumps(dict(reversed(list(args.items())))))
-            elif self.form == "compact_json":
-                yield Call(call.name, args, raw=json.dumps(args, separators=(",", ":")))
-            elif self.form == "spacing_changed":
-                yield Call(call.name, args, raw=json.dumps(args, indent=1))
             else:
-                yield Call(call.name, args)
+                yield Call(call.name, args, raw=self._repeat_raw(args))
         elif self._repeat_after is not None and self._repeat_after != t:
             earlier = self.bp.ground_truth.calls[self._repeat_after]
             self._repeat_after = None
             yield Call(earlier.name, earlier.arguments)
+
+    def _repeat_raw(self, args: dict[str, Any]) -> str:
+        """A repeated call's arguments, written as the repeated_call fault's form says."""
+        if self.form == "keys_reordered":
+            return json.dumps(dict(reversed(list(args.items()))))
+        if self.form == "compact_json":
+            return json.dumps(args, separators=(",", ":"))
+        if self.form == "spacing_changed":
+            return json.dumps(args, indent=1)
+        return json.dumps(args)
 
     def _authenticate(self, prefix: str, *, verify: bool = True) -> Script:
         while not self._identity_known():

@@ -2,8 +2,9 @@
 
 Entities: lines (named by phone number, written 415-555-0123, (415) 555-0123 or 415.555.0123),
 bills (by id, B and 7 digits, any case), plans (by name or id). Attributes: a line's or bill's
-status, amounts (a plan's price, a bill's amount, a top-up's charge), a bill's due date and
-the plan a line is on. The customer's own phone is no entity here: the agent never sees it.
+status, amounts (a plan's price, a bill's amount, a top-up's charge), a bill's due date, and a
+line's plan, data left and whether roaming is enabled on it. The customer's own phone is no
+entity here: the agent never sees it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,15 @@ ATTRIBUTES = (
     Attribute("amount", AttributeType.money),
     Attribute("date", AttributeType.date),
     Attribute("plan", AttributeType.phrase),  # the plan a line is on, by name
+    Attribute("data_left", AttributeType.phrase),  # "3.5GB left"
+    Attribute("roaming", AttributeType.flag, yes=("roaming enabled",),
+              no=("roaming not enabled", "roaming disabled")),
 )
+
+
+def data_left(value: float) -> str:
+    """A line's data left as an agent says it: "3.5GB left"."""
+    return f"{float(value):g}GB left"
 
 
 def phone_numbers(text: str) -> list[str]:
@@ -39,14 +48,18 @@ def bill_ids(text: str) -> list[str]:
 def _record(obj: dict[str, Any]) -> ClaimRecord | None:
     if {"number", "status", "plan_name", "monthly_price"} <= obj.keys():
         amounts = [obj["monthly_price"]] + ([obj["charge"]] if "charge" in obj else [])
-        return ClaimRecord("line", str(obj["number"]), ((str(obj["number"]),),),
-                           {"status": (obj["status"],), "amount": tuple(amounts),
-                            "plan": (str(obj["plan_name"]),)})
+        values: dict[str, tuple[Any, ...]] = {"status": (obj["status"],), "amount": tuple(amounts),
+                                              "plan": (str(obj["plan_name"]),)}
+        if "data_left_gb" in obj:
+            values["data_left"] = (data_left(obj["data_left_gb"]),)
+        if "roaming_enabled" in obj:
+            values["roaming"] = (bool(obj["roaming_enabled"]),)
+        return ClaimRecord("line", str(obj["number"]), ((str(obj["number"]),),), values)
     if {"id", "amount", "status"} <= obj.keys() and str(obj["id"]).startswith("B"):
-        values: dict[str, tuple[Any, ...]] = {"status": (obj["status"],), "amount": (obj["amount"],)}
+        bill: dict[str, tuple[Any, ...]] = {"status": (obj["status"],), "amount": (obj["amount"],)}
         if "due_date" in obj:
-            values["date"] = (str(obj["due_date"]),)
-        return ClaimRecord("bill", str(obj["id"]), ((str(obj["id"]),),), values)
+            bill["date"] = (str(obj["due_date"]),)
+        return ClaimRecord("bill", str(obj["id"]), ((str(obj["id"]),),), bill)
     if {"id", "name", "monthly_price", "data_gb"} <= obj.keys():
         return ClaimRecord("plan", str(obj["id"]), ((str(obj["name"]),), (str(obj["id"]),)),
                            {"amount": (obj["monthly_price"],)})

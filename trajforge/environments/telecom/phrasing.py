@@ -76,12 +76,13 @@ INTENTS: dict[str, IntentSpec] = {
                   "I can't get online on my phone {line}: no mobile data at all.",
                   "My phone {line} has no internet when I'm out of wifi."),
         actions=("check line {number}",),
-        reports=("Your line {number} is {status} with {data_left} of data left, so the problem was in "
-                 "the phone's settings; mobile data should work again now.",
-                 "Line {number} is {status} and still has {data_left} this cycle; with the phone's "
-                 "settings fixed you should be back online.",
-                 "Good: the account side of {number} was fine ({status}, {data_left} left), and the "
-                 "phone is set up correctly again."),
+        # (claims are read in statements: no "plan", "should" or "can" in these sentences)
+        reports=("Your line {number} is {status} on {plan_name} with {data_left} this cycle. The "
+                 "problem was in the phone's settings, and mobile data works again now.",
+                 "Line {number} is {status} and has {data_left} on {plan_name}. With the phone's "
+                 "settings fixed, you're back online.",
+                 "Good: the account side of {number} was fine ({status}, {plan_name}, {data_left}), "
+                 "and the phone is set up correctly again."),
     ),
     "roaming_abroad": IntentSpec(
         "roaming_abroad", writes=True, core_slots=("line",), slots=("line",),
@@ -90,11 +91,11 @@ INTENTS: dict[str, IntentSpec] = {
                   "My line {line} doesn't work abroad, can you turn on roaming?"),
         actions=("enable international roaming on line {number}",
                  "turn on roaming for your line {number} on our side"),
-        reports=("Roaming is {roaming} on line {number}, and your phone is set for roaming too, so "
-                 "you should have service now.",
-                 "Line {number} now has roaming {roaming} and the phone's roaming setting is on; "
-                 "enjoy your trip.",
-                 "All set: roaming on {number} is {roaming}, on the account and on the phone."),
+        reports=("Line {number} now has roaming {roaming}, and your phone is set for it too, so you "
+                 "have service again.",
+                 "Your line {number} shows roaming {roaming} on our side and the phone's setting is "
+                 "on; enjoy your trip.",
+                 "All set: {number} has roaming {roaming} on the account, and the phone is ready."),
     ),
     "roaming_refused": IntentSpec(
         "roaming_refused", writes=False, core_slots=("line",), slots=("line",),
@@ -103,12 +104,12 @@ INTENTS: dict[str, IntentSpec] = {
                   "My line {line} has no signal abroad, I need roaming switched on."),
         actions=("check line {number}",),
         reports=("I can't enable roaming on line {number}. Bill {bill_id} of ${amount} is "
-                 "{bill_status}, and roaming can only be turned on when no bill is overdue.",
+                 "{bill_status}, and roaming needs an account with every bill settled.",
                  "Roaming can't be switched on for {number} right now. Your bill {bill_id} "
-                 "(${amount}) is {bill_status}, and our policy allows roaming only without overdue "
-                 "bills.",
+                 "(${amount}) is {bill_status}, and our policy allows roaming only once all bills "
+                 "are settled.",
                  "Sorry, roaming on {number} cannot be enabled yet. Bill {bill_id} for ${amount} is "
-                 "{bill_status}, and there is no roaming while a bill is overdue."),
+                 "{bill_status}; roaming needs the bills settled first."),
     ),
     "change_plan": IntentSpec(
         "change_plan", writes=True, core_slots=(), slots=("line", "plan"),
@@ -116,7 +117,7 @@ INTENTS: dict[str, IntentSpec] = {
                   "I want a different plan for my line."),
         actions=("move line {number} to the {plan} plan ({plan_id}) at ${new_price} a month",
                  "switch your line {number} to {plan} (plan id {plan_id}), ${new_price} per month"),
-        reports=("Done: line {number} is now on the {plan_name} plan at ${price} a month.",
+        reports=("Done: line {number} is now on {plan_name} at ${price} a month.",
                  "Your line {number} has switched to {plan_name}; it costs ${price} per month.",
                  "Line {number} is on {plan_name} now, ${price} monthly."),
     ),
@@ -169,7 +170,7 @@ INTENTS: dict[str, IntentSpec] = {
                   "There's no signal on {line} at my place, nothing works.",
                   "My line {line} shows no service at home."),
         actions=("check line {number}",),
-        reports=("There is a network outage in your area affecting line {number}.",),
+        reports=("There is a network outage in your area.",),  # never said: a hand-over ends it
     ),
 }
 

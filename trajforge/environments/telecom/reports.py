@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from trajforge.environments.base import Observation, ReportFacts
-from trajforge.environments.telecom.claims import bill_ids, phone_numbers
+from trajforge.environments.telecom.claims import bill_ids, data_left, phone_numbers
 from trajforge.environments.telecom.data import money
 
 
@@ -61,7 +61,7 @@ def _plan(name: str, observed: Sequence[Observation]) -> dict[str, Any] | None:
 def _line_facts(line: dict[str, Any]) -> dict[str, str]:
     return {"number": str(line["number"]), "status": str(line["status"]),
             "plan_name": str(line["plan_name"]), "price": money(line["monthly_price"]),
-            "data_left": gb(line["data_left_gb"]), "data_limit": gb(line["data_limit_gb"]),
+            "data_left": data_left(line["data_left_gb"]), "data_limit": gb(line["data_limit_gb"]),
             "roaming": "enabled" if line["roaming_enabled"] else "not enabled"}
 
 

@@ -104,9 +104,9 @@ class TelecomTools(Toolkit):
         bills = [self.state.bills[b] for b in customer.bill_ids]
         return {"id": customer.id, "name": f"{customer.first_name} {customer.last_name}",
                 "email": customer.email, "zip_code": customer.zip_code,
-                "lines": [{"number": x.number, "status": x.status,
-                           "plan_name": self.state.plans[x.plan_id].name,
-                           "monthly_price": self.state.plans[x.plan_id].monthly_price} for x in lines],
+                "lines": [{k: v for k, v in self._line_view(x).items()
+                           if k in ("number", "status", "plan_name", "monthly_price", "data_left_gb",
+                                    "roaming_enabled")} for x in lines],
                 "bills": [{"id": b.id, "period": b.period, "amount": b.amount, "status": b.status}
                           for b in bills]}
 
