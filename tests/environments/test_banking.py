@@ -382,3 +382,23 @@ def test_check_domain_small(domain: BankingDomain, monkeypatch: pytest.MonkeyPat
     assert report.oracle_pass_rate == 1.0, report.examples
     assert not report.missed(), report.examples
     assert not report.undeclared
+
+
+def test_sample_planned_keeps_the_shape(domain: BankingDomain) -> None:
+    from trajforge.environments.tasks import IntentPlan, TaskPlan
+
+    sampler = BankingTaskSampler(domain)
+    plan = TaskPlan(auth_tool="find_customer_by_email",
+                    intents=(IntentPlan("dispute_charge", indirect=True),
+                             IntentPlan("transfer_funds", revision=True)))
+    made = 0
+    for seed in range(60):
+        try:
+            task = sampler.sample_planned(random.Random(seed), plan)
+        except TaskRejected:
+            continue
+        made += 1
+        assert [i.kind for i in task.intents] == ["dispute_charge", "transfer_funds"]
+        assert task.auth_calls[0].name == "find_customer_by_email" and set(task.identity) == {"email", "passcode"}
+        assert task.intents[0].slots["account"].startswith("my ") and task.intents[1].revision is not None
+    assert made >= 5

@@ -4,7 +4,7 @@ Entities (each named by its id, with or without its prefix's dash, any case): ac
 (status; amounts: balance, daily limit, transferred today, remaining limit), cards (status;
 also named "ending in 1234"), transactions (status, amount, date, merchant), disputes (status,
 amount, date opened, merchant), transfers (status, amount, date; a transfer also shows its
-source account's balance after it), payees, and the customer's profile (phone).
+source account's balance after it), payees, and the customer's profile (phone, address).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from trajforge.environments.banking.data import address_text
 from trajforge.environments.base import Observation, State
 from trajforge.environments.claims import Attribute, AttributeType, ClaimRecord
 
@@ -32,6 +33,7 @@ ATTRIBUTES = (
     Attribute("date", AttributeType.date),
     Attribute("merchant", AttributeType.phrase),
     Attribute("phone", AttributeType.phrase),
+    Attribute("address", AttributeType.phrase),
     Attribute("card_ending", AttributeType.phrase),  # "ending in 1234": a card's last four digits
 )
 _PROFILE = re.compile(r"\b(profile|account on file|details on file)\b", re.IGNORECASE)
@@ -102,8 +104,10 @@ def claim_records(observation: Observation) -> list[ClaimRecord]:
             out.append(ClaimRecord("payee", key, ((key,), (str(obj.get("name")),)), {}))
         elif kind == "customer" and "phone" in obj:
             # one customer is seen per episode: "your profile" names it
+            address = obj.get("address")
             out.append(ClaimRecord("customer", key, ((key,), ("profile",)),
-                                   {"phone": (str(obj["phone"]),)}))
+                                   {"phone": (str(obj["phone"]),),
+                                    "address": (address_text(address),) if isinstance(address, dict) else ()}))
     return out
 
 

@@ -130,6 +130,18 @@ def money(value: float) -> str:
     return f"{abs(value):.2f}"
 
 
+def address_text(a: Address | dict[str, str]) -> str:
+    """An address as one line of prose: "12 Oak St, Austin, TX 78701"."""
+    d = a.model_dump() if isinstance(a, Address) else a
+    return f"{d['street']}, {d['city']}, {d['state']} {d['zip']}"
+
+
+def random_address(rng: random.Random) -> Address:
+    city, state = rng.choice(CITIES)
+    return Address(street=f"{rng.randint(10, 9999)} {rng.choice(STREETS)} {rng.choice(STREET_KINDS)}",
+                   city=city, state=state, zip=_digits(rng, 5))
+
+
 def days_ago(day: str) -> int:
     return (TODAY - date.fromisoformat(day)).days
 
@@ -234,9 +246,7 @@ def build_banking_state(rng: random.Random, size: int) -> BankingState:
             phone = f"555-{_digits(rng, 3)}-{_digits(rng, 4)}"
         phones.add(phone)
         birth = date(rng.randint(1950, 2003), rng.randint(1, 12), rng.randint(1, 28)).isoformat()
-        city, state = rng.choice(CITIES)
-        address = Address(street=f"{rng.randint(10, 9999)} {rng.choice(STREETS)} {rng.choice(STREET_KINDS)}",
-                          city=city, state=state, zip=_digits(rng, 5))
+        address = random_address(rng)
         account_ids: list[str] = []
         savings: list[AccountType] = ["savings"] * rng.choice((0, 1, 1, 1, 2))
         for kind in ["checking", *savings]:

@@ -109,6 +109,12 @@ SLOTS: dict[str, SlotSpec] = {
         keywords=("new phone number", "which phone number"),
         answers=("It's {value}.", "The new number is {value}.", "{value}."),
     ),
+    "address": SlotSpec(
+        "address",
+        questions=("What is the new mailing address?", "Which address should I put on your profile?"),
+        keywords=("new mailing address", "which address"),
+        answers=("It's {value}.", "The new address is {value}.", "{value}."),
+    ),
 }
 
 _DISPUTE_REQUESTS = ("I want to dispute {charge}.", "I'd like to dispute {charge}, it doesn't look right.",
@@ -237,6 +243,15 @@ INTENTS: dict[str, IntentSpec] = {
                  "set the phone number on your profile to {phone}"),
         reports=("The phone number on your profile is now {phone}.",
                  "Your profile now has the phone number {phone}."),
+    ),
+    "update_address": IntentSpec(
+        "update_address", writes=True, core_slots=(), slots=("address",),
+        requests=("I moved and need to update the mailing address on my profile.",
+                  "Please change the address on my profile."),
+        actions=("update the mailing address on your profile to {address}",
+                 "set the address on your profile to {address}"),
+        reports=("The mailing address on your profile is now {address}.",
+                 "Your profile now has the address {address}."),
     ),
 }
 

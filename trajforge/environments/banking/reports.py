@@ -26,6 +26,7 @@ from trajforge.environments.banking.data import (
     MONTH_NAMES,
     TODAY,
     WEEKDAYS,
+    address_text,
     days_ago,
     money,
 )
@@ -297,11 +298,13 @@ def _balance_facts(slots: dict[str, str], observed: Sequence[Observation]) -> Re
                         "balance": money(float(account["balance"]))}, ("account_id", "account_type"))
 
 
-def _profile_facts(observed: Sequence[Observation]) -> ReportFacts:
-    done = _last_result(observed, "update_phone")
-    if isinstance(done, dict) and "phone" in done:
-        return ReportFacts({"phone": str(done["phone"])})
-    return ReportFacts()
+def _profile_facts(kind: str, observed: Sequence[Observation]) -> ReportFacts:
+    done = _last_result(observed, kind)
+    if not isinstance(done, dict) or "phone" not in done:
+        return ReportFacts()
+    if kind == "update_address":
+        return ReportFacts({"address": address_text(done["address"])})
+    return ReportFacts({"phone": str(done["phone"])})
 
 
 def report_facts(kind: str, slots: dict[str, str], observed: Sequence[Observation]) -> ReportFacts:
@@ -314,6 +317,6 @@ def report_facts(kind: str, slots: dict[str, str], observed: Sequence[Observatio
         return _card_facts(kind, slots, observed)
     if kind == "account_balance":
         return _balance_facts(slots, observed)
-    if kind == "update_phone":
-        return _profile_facts(observed)
+    if kind in ("update_phone", "update_address"):
+        return _profile_facts(kind, observed)
     return ReportFacts()  # dispute_escalated: the hand-over says it all

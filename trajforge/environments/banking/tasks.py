@@ -22,24 +22,36 @@ from trajforge.environments.banking.data import (
     Customer,
     Transaction,
     _digits,
+    address_text,
     days_ago,
     money,
+    random_address,
 )
 from trajforge.environments.banking.policy import DISPUTE_REASONS, REPLACE_REASONS
 from trajforge.environments.banking.reports import describe
 from trajforge.environments.banking.tools import new_last_four, next_id
 from trajforge.environments.base import Environment
 from trajforge.environments.kit import KindMix, draw_intents, run_ground_truth
-from trajforge.environments.tasks import DraftCall, DraftIntent, DraftOutput, DraftTask, TaskRejected
+from trajforge.environments.tasks import (
+    DraftCall,
+    DraftIntent,
+    DraftOutput,
+    DraftTask,
+    IntentPlan,
+    TaskPlan,
+    TaskRejected,
+)
+from trajforge.schemas.blueprint import TaskBlueprint
 
 READ_ONLY_KINDS = ("account_balance", "transaction_lookup")
 WRITE_KINDS = ("dispute_charge", "dispute_refused", "dispute_escalated", "transfer_funds",
-               "pay_payee", "freeze_card", "unfreeze_card", "replace_card", "update_phone")
+               "pay_payee", "freeze_card", "unfreeze_card", "replace_card", "update_phone",
+               "update_address")
 KINDS = KindMix(READ_ONLY_KINDS, WRITE_KINDS,
                 weights={"dispute_charge": 4, "dispute_refused": 3, "dispute_escalated": 2,
                          "transfer_funds": 3, "pay_payee": 2, "freeze_card": 2, "unfreeze_card": 2,
                          "replace_card": 3},
-                once=frozenset({"update_phone", "dispute_escalated"}),
+                once=frozenset({"update_phone", "update_address", "dispute_escalated"}),
                 final=frozenset({"dispute_escalated"}))
 AMOUNTS = (20.0, 40.0, 50.0, 75.0, 120.0, 150.0, 200.0, 250.0, 300.0, 450.0, 600.0, 800.0, 1000.0,
            35.5, 62.25, 137.8)
@@ -117,7 +129,7 @@ class _Builder:
         """How the user names an account ("my savings account" when it is their only one of
         its type, else its id) and the reads that show it to the agent."""
         same = [a for a in self.accounts() if a.type == account.type]
-        if len(same) == 1 and self.rng.random() < max(self.p_indirect, 0.5):
+        if len(same) == 1 and self.rng.random() < self.p_indirect:
             return (f"my {account.type} account",
                     self.read_call("list_accounts", {"customer_id": self.customer.id}, ("identity",)))
         return account.id, self.read_call("get_account", {"account_id": account.id}, (role,))
@@ -127,12 +139,13 @@ class _Builder:
         the customer's only usable card of its type, or by id; and the read that shows it."""
         cards = self.cards()
         usable = [c for c in cards if c.type == card.type and c.status in ("active", "frozen")]
-        roll = self.rng.random()
-        if by_type and len(usable) == 1 and roll < 0.3:
-            ref = f"my {card.type} card"
-        elif sum(c.last_four == card.last_four for c in cards) == 1 and roll < 0.3 + self.p_indirect:
-            ref = f"my {card.type} card ending in {card.last_four}"
-        else:
+        ref = None
+        if self.rng.random() < self.p_indirect:
+            if by_type and len(usable) == 1 and self.rng.random() < 0.4:
+                ref = f"my {card.type} card"
+            elif sum(c.last_four == card.last_four for c in cards) == 1:
+                ref = f"my {card.type} card ending in {card.last_four}"
+        if ref is None:
             return card.id, self.read_call("get_card", {"card_id": card.id}, ("card",))
         return ref, self.read_call("list_cards", {"customer_id": self.customer.id}, ("identity",))
 
@@ -353,6 +366,25 @@ class _Builder:
             intent.revision = ("phone", typo)
         return intent
 
+    def _update_address(self) -> DraftIntent:
+        new = random_address(self.rng)
+        call = DraftCall("update_address", {"customer_id": self.customer.id, **new.model_dump()},
+                         "write", ("address",))
+        intent = DraftIntent("update_address", {"address": address_text(new)}, [call], [], 0)
+        if self.rng.random() < self.p_revision:
+            typo = new.model_copy(update={"zip": f"{(int(new.zip) + 1) % 100000:05d}"})
+            intent.revision = ("address", address_text(typo))
+        return intent
+
+
+# the slots that name an account or a card, by id or in words ("my savings account")
+REFERENCES = ("account", "from_account", "to_account", "card")
+
+
+def _indirect(slots: dict[str, str]) -> bool:
+    """Whether an intent names an account or a card in words rather than by id."""
+    return any(slot in slots and "-" not in slots[slot] for slot in REFERENCES)
+
 
 def _identity(customer: Customer, by_phone: bool) -> tuple[dict[str, str], DraftCall]:
     """What the user gives to authenticate (two factors), and the call that resolves it."""
@@ -380,4 +412,37 @@ class BankingTaskSampler:
         identity, auth = _identity(customer, by_phone=rng.random() < 0.5)
         builder = _Builder(env, rng, customer, p_indirect, p_revision, p_redirect)
         intents = draw_intents(rng, n_intents, p_read_only, KINDS, builder)
+        return DraftTask(identity=identity, auth_calls=[auth], intents=intents)
+
+    def plan_of(self, bp: TaskBlueprint) -> TaskPlan:
+        """The shape of an existing banking task, for ``sample_planned`` to sample another like it."""
+        revised = {d.intent for d in bp.user.disclosure if d.action == "revise"}
+        auth = next((c.name for c in bp.ground_truth.calls if c.name in self.domain.auth_tools), None)
+        intents = tuple(IntentPlan(kind=i.kind, redirect=i.initial_kind is not None, revision=k in revised,
+                                   indirect=_indirect(dict(i.slots)))
+                        for k, i in enumerate(bp.user.intents))
+        return TaskPlan(auth_tool=auth, intents=intents)
+
+    def sample_planned(self, rng: random.Random, plan: TaskPlan) -> DraftTask:
+        """A task of exactly the planned shape (kinds in order, redirects, revisions, accounts and
+        cards named in words or by id, way of authenticating) for a fresh customer, or
+        ``TaskRejected`` when this draw cannot have it: callers draw again."""
+        env = self.domain.environment()
+        customer: Customer = env.state.customers[rng.choice(self.customer_ids)]
+        identity, auth = _identity(customer, by_phone=plan.auth_tool != "find_customer_by_email")
+        builder = _Builder(env, rng, customer, 0.0, 0.0, 0.0)
+        intents: list[DraftIntent] = []
+        for step in plan.intents:
+            if not hasattr(builder, f"_{step.kind}"):
+                raise TaskRejected("unknown_intent_kind", step.kind)
+            builder.p_indirect = 1.0 if step.indirect else 0.0
+            builder.p_redirect = 1.0 if step.redirect else 0.0
+            builder.p_revision = 1.0 if step.revision else 0.0
+            intent = builder.build(step.kind)
+            if (intent.initial_kind is not None) != step.redirect or \
+                    (intent.revision is not None) != step.revision or \
+                    _indirect(intent.slots) != step.indirect:
+                raise TaskRejected("plan_not_met", f"{step.kind}: redirect/revision/reference")
+            builder.execute(intent)
+            intents.append(intent)
         return DraftTask(identity=identity, auth_calls=[auth], intents=intents)
