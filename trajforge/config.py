@@ -118,7 +118,8 @@ def run_config(values: dict[str, Any]) -> RunConfig:
 def check_run_config(config: RunConfig) -> None:
     """What pydantic cannot check: the domain is installed, every configured name is known, the
     diversity stage can load its embedders."""
-    load_domain_class(config.domain.name)
+    for name in config.domain.all_names:
+        load_domain_class(name)
     check_names(config)
     check_diversity(config)
 

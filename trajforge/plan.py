@@ -19,13 +19,14 @@ from rich.table import Table
 from rich.text import Text
 
 from trajforge.generators import generate_blueprints
+from trajforge.generators.batch import domain_runs
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.config import ModelConfig, RunConfig
 from trajforge.schemas.messages import AssistantMessage, UserMessage
 from trajforge.simulation.episodes import EpisodeJob, EpisodePlayer
 from trajforge.simulation.llm_user import user_instructions
 from trajforge.simulation.runner import EpisodeLimits
-from trajforge.simulation.worker_state import config_domain
+from trajforge.simulation.worker_state import blueprint_domain
 
 
 @dataclass
@@ -75,14 +76,13 @@ def _tokens(obj: object) -> int:
 
 def estimate_plan(config: RunConfig, sample: int = 20) -> Plan:
     sim = config.simulation
-    domain = config_domain(config)
     n = config.generation.n_blueprints
-    picked = [b for b in generate_blueprints(domain, config.generation, config.run_id(), 0,
-                                             min(sample, n)) if isinstance(b, TaskBlueprint)]
+    picked = [b for domain, start, stop in domain_runs(config, 0, min(sample, n))
+              for b in generate_blueprints(domain, config.generation, config.run_id(), start, stop)
+              if isinstance(b, TaskBlueprint)]
     episodes = n * len(sim.agents)
     plan = Plan(blueprints=n, episodes=episodes, sample=len(picked))
     models = {"agent": sim.agent_model, "user": sim.user_model}
-    tools = _tokens([s.model_dump(mode="json") for s in domain.tool_specs()])
     for role, model in models.items():
         if model is None:
             continue
@@ -92,13 +92,15 @@ def estimate_plan(config: RunConfig, sample: int = 20) -> Plan:
     if not plan.roles or not picked:
         return plan
     # the scripted oracle stands in for every role: its dialogue is what the models would see
-    player = EpisodePlayer(lambda _: domain, limits=EpisodeLimits(sim.max_turns, sim.max_steps_per_turn),
+    player = EpisodePlayer(blueprint_domain, limits=EpisodeLimits(sim.max_turns, sim.max_steps_per_turn),
                            run_id="plan")
     jobs: list[EpisodeJob[None]] = [EpisodeJob(bp, seed=0) for bp in picked]
     played = asyncio.run(player.play_all(jobs, lambda p: p.trajectory))
     for bp, traj in zip(picked, played, strict=True):
         assert traj is not None
         context = 0
+        domain = blueprint_domain(bp)
+        tools = _tokens([s.model_dump(mode="json") for s in domain.tool_specs()])
         user_context = _tokens(user_instructions(bp, domain))
         for message in traj.messages:
             size = _tokens(message.model_dump(mode="json"))
@@ -125,7 +127,7 @@ def estimate_plan(config: RunConfig, sample: int = 20) -> Plan:
 
 def render_plan(config: RunConfig, plan: Plan) -> Group:
     sim = config.simulation
-    head = Text(f"Plan for run {config.run_id()} ({config.domain.name}): {plan.blueprints} "
+    head = Text(f"Plan for run {config.run_id()} ({', '.join(config.domain.all_names)}): {plan.blueprints} "
                 f"blueprints x {len(sim.agents)} agent(s) {list(sim.agents)} = {plan.episodes} "
                 f"episodes, concurrency {sim.concurrency}, {config.store.workers} process(es), "
                 f"output {config.store.out}. No model was called.")

@@ -58,6 +58,17 @@ def _tables(out: Path, run_id: str | None) -> list[Table]:
             {where.replace('run_id', 't.run_id')} GROUP BY 1, 2 ORDER BY 1, 2""")[1]:
         agents.add_row(agent, fault, str(count), f"{rate:.1%}")
     tables = [yields, checks, agents]
+    by_domain = query(out, f"""
+            SELECT t.domain, count(DISTINCT t.blueprint_id), count(*),
+                   avg(o.passed::INT) FILTER (WHERE t.fault_kind IS NULL AND t.agent LIKE '%oracle%'),
+                   avg(o.passed::INT)
+            FROM trajectories t JOIN outcomes o ON o.trajectory_id = t.id
+            {where.replace('run_id', 't.run_id')} GROUP BY 1 ORDER BY 1""")[1]
+    domains = Table("domain", "blueprints", "episodes", "oracle pass rate", "pass rate", title="by domain")
+    for domain, blueprints, count, oracle, rate in by_domain:
+        domains.add_row(domain, str(blueprints), str(count), "-" if oracle is None else f"{oracle:.1%}",
+                        f"{rate:.1%}")
+    tables.append(domains)
     endings = Table("termination", "episodes", "blame", title="how episodes ended")
     for termination, count in query(out, f"""
             SELECT termination, count(*) FROM trajectories {where} GROUP BY 1 ORDER BY 2 DESC""")[1]:
@@ -150,7 +161,7 @@ def build_summary(config: RunConfig, result: BuildResult) -> Group:
     prefect = f" (Prefect server start-up {startup:.1f} s)" if startup else ""
     head = Text.assemble(
         ("Built ", "bold"), (f"{result.run_id}", "cyan"),
-        f" ({config.domain.name}, {config.generation.n_blueprints} blueprints): "
+        f" ({', '.join(config.domain.all_names)}, {config.generation.n_blueprints} blueprints): "
         f"{result.shards_done} shard(s) computed, {result.shards_skipped} already done{from_cache}, "
         f"{result.seconds:.1f} s{prefect}\n")
     where = Text.assemble(("Dataset: ", "bold"), str(result.out.resolve()),

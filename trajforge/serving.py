@@ -8,6 +8,7 @@ from typing import Any
 
 from trajforge.environments.base import Domain
 from trajforge.environments.registry import load_domain
+from trajforge.errors import ConfigError
 from trajforge.generators import generate_blueprints
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.config import RunConfig
@@ -17,6 +18,8 @@ from trajforge.simulation.wording import Wording
 
 def build_server(config: RunConfig, faults: ServerFaults, seed: int = 0,
                  wording: Wording | None = None) -> PolicyServer:
+    if len(config.domain.all_names) > 1:
+        raise ConfigError("domain.names", "serve-policy serves one domain; set domain.name, not names")
     domain = load_domain(config.domain.name, config.domain.size, config.domain.seed)
     blueprints = {item.id: item for item in generate_blueprints(
         domain, config.generation, config.run_id(), 0, config.generation.n_blueprints)

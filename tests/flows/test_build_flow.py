@@ -92,7 +92,7 @@ def test_batch_cache_survives_a_new_process_but_not_a_code_change(tmp_path: Path
     assert (more.shards_done, more.cached) == (1, 2)
     # the cache key holds the stage code's digest: new code, new keys
     keys = sorted(p.name for p in (out / ".prefect" / "results").iterdir())
-    assert len(keys) == 3 and all(k.endswith(code_version("retail")) for k in keys)
+    assert len(keys) == 3 and all(k.endswith(code_version(("retail",))) for k in keys)
 
 
 @pytest.mark.slow

@@ -163,8 +163,10 @@ def check_domain(domain: Domain, n_blueprints: int, *, chunk: int = 250,
     from trajforge.generators import generate_blueprints
     from trajforge.schemas.config import GenerationConfig
     from trajforge.simulation.faults import FAULT_CHECKS
+    from trajforge.simulation.worker_state import adopt_domain
     from trajforge.verifiers.checks import CHECKS
 
+    domain = adopt_domain(domain)
     report = DomainCheck(domain.name, domain.size, domain.seed, checks=tuple(CHECKS),
                          undeclared=undeclared(domain), min_drawn=min_drawn)
     blueprints = []

@@ -46,7 +46,7 @@ from trajforge.generators.batch import GeneratedBatch, generate_batch
 from trajforge.schemas.config import RunConfig
 from trajforge.schemas.trajectory import Verdict
 from trajforge.simulation.batch import SimulatedBatch, simulate_batch
-from trajforge.simulation.worker_state import config_domain, thread_context
+from trajforge.simulation.worker_state import thread_context
 from trajforge.sources import domain_sources, module_closure, source_digest
 from trajforge.store import RunStore
 from trajforge.store.builds import (
@@ -68,11 +68,11 @@ Progress = Callable[[BatchSummary], None]
 _BATCH_ENTRY = "trajforge.store.builds"
 
 
-def code_version(domain: str) -> str:
+def code_version(domains: tuple[str, ...]) -> str:
     """Digest of trajforge's version and of the code a batch's rows depend on: the modules the
     batch computation imports (derived from the import statements, so moving code keeps them
-    covered) and the source of the configured domain's package."""
-    code = source_digest(module_closure(_BATCH_ENTRY) + domain_sources(domain))
+    covered) and the source of each configured domain's package."""
+    code = source_digest(module_closure(_BATCH_ENTRY) + tuple(p for d in domains for p in domain_sources(d)))
     return hashlib.sha256(f"{trajforge.__version__}\0{code}".encode()).hexdigest()[:16]
 
 
@@ -82,7 +82,7 @@ def code_version(domain: str) -> str:
       retry_condition_fn=retry_transient)
 def generate_validate(config: RunConfig, start: int, stop: int, invocation: str = "") -> GeneratedBatch:
     ctx = thread_context(config, invocation, budget_for(config, invocation)) if config.generation.proposer else None
-    return generate_batch(config, start, stop, config_domain(config), ctx)
+    return generate_batch(config, start, stop, ctx)
 
 
 @task(name="simulate", cache_policy=NO_CACHE, persist_result=False,
@@ -95,7 +95,7 @@ def simulate(config: RunConfig, generated: Any, invocation: str = "") -> Simulat
 @task(name="verify", cache_policy=NO_CACHE, persist_result=False,
       retry_condition_fn=retry_transient)
 def verify(config: RunConfig, trajectories: Any, blueprints: Any) -> list[Verdict]:
-    return verify_batch(config, trajectories, blueprints, config_domain(config))
+    return verify_batch(config, trajectories, blueprints)
 
 
 @task(name="judge", cache_policy=NO_CACHE, persist_result=False,
@@ -189,7 +189,7 @@ def build_dataset(config: dict[str, Any], grow: int = 0) -> BuildResult:
     flow_run = context.flow_run if context else None
     invocation = str(flow_run.id) if flow_run else uuid.uuid4().hex
     logger = get_run_logger()
-    version = code_version(cfg.domain.name)
+    version = code_version(cfg.domain.all_names)
     batch = build_batch.with_options(result_storage=results_dir(cfg.store.out))
 
     def submit(rng: tuple[int, int], committed: ShardRecord | None, refresh: bool) -> PendingBatch:

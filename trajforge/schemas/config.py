@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any, Literal
 
@@ -16,9 +17,38 @@ RunnerKind = Literal["threads", "processes", "dask", "ray"]
 
 
 class DomainConfig(Record):
+    """The domain a build runs in, or (``names``) the domains of a mixed build: blueprint ``i``
+    belongs to the domain ``domain_at(i)`` draws by ``weights`` (default equal) from a seed of
+    its own (``seed`` and ``i``), so a batch's domains depend on nothing but the index. Every
+    domain is built at ``size`` from ``seed``."""
+
     name: str = "retail"
+    names: tuple[str, ...] = Field(default=(), description="a mixed build's domains (``name`` is then unused)")
+    weights: tuple[float, ...] = Field(default=(), description="one per name, > 0; default: equal")
     size: int = Field(default=300, ge=10, le=1_000_000, description="the domain's size (its users, or its own unit)")
     seed: int = 0
+
+    @model_validator(mode="after")
+    def _check_mix(self) -> DomainConfig:
+        if len(set(self.names)) != len(self.names):
+            raise ValueError("domain.names lists a domain twice")
+        if self.weights and len(self.weights) != len(self.names):
+            raise ValueError(f"domain.weights has {len(self.weights)} values for {len(self.names)} names")
+        if any(w <= 0 for w in self.weights):
+            raise ValueError("domain.weights must all be > 0")
+        return self
+
+    @property
+    def all_names(self) -> tuple[str, ...]:
+        """Every domain of the build, in configured order."""
+        return self.names or (self.name,)
+
+    def domain_at(self, index: int) -> str:
+        """The domain of blueprint ``index``."""
+        if len(self.all_names) == 1:
+            return self.all_names[0]
+        weights = self.weights or (1.0,) * len(self.names)
+        return random.Random(f"domain-mix:{self.seed}:{index}").choices(self.names, weights)[0]
 
 
 class ModelConfig(Record):

@@ -32,7 +32,7 @@ from trajforge.simulation.episodes import (
 )
 from trajforge.simulation.faults import choose_fault
 from trajforge.simulation.runner import AgentPolicy, EpisodeLimits
-from trajforge.simulation.worker_state import SimulationContext
+from trajforge.simulation.worker_state import SimulationContext, blueprint_domain
 
 
 @dataclass
@@ -70,7 +70,7 @@ def build_player(config: RunConfig, ctx: SimulationContext) -> EpisodePlayer:
             return llm_agent(episode)
         return scripted_agents(episode)
 
-    return EpisodePlayer(lambda _: ctx.domain, make_agent, make_user,
+    return EpisodePlayer(blueprint_domain, make_agent, make_user,
                          EpisodeLimits(sim.max_turns, sim.max_steps_per_turn), run_id=config.run_id(),
                          concurrency=ctx.concurrency,
                          episode_timeout_s=sim.gateway.episode_timeout_s if ctx.gateway else None)
@@ -87,7 +87,7 @@ def simulate_batch(config: RunConfig, blueprints: list[TaskBlueprint], stop: int
         for slot, kind in enumerate(sim.agents):
             fault = None
             if kind == "faulty":
-                fault = choose_fault(bp, ctx.domain, random.Random(episode_seed(bp.id, slot, kind)),
+                fault = choose_fault(bp, blueprint_domain(bp), random.Random(episode_seed(bp.id, slot, kind)),
                                      sim.fault_kinds)
                 if fault is None:
                     skipped_at.append(bp.provenance.index)

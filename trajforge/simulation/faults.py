@@ -474,10 +474,10 @@ def _call_forms(bp: TaskBlueprint, domain: Domain, kind: FaultKind, t: int,
         forms = [f for f in FAULT_FORMS[kind] if wrong_tool_name(domain, call.name, f, rng) is not None]
     elif kind is FaultKind.invalid_arguments and call.kind == "read":
         forms = [f for f in FAULT_FORMS[kind] if bad_arguments(domain, call, f) is not None]
-    elif kind is FaultKind.repeated_call and call.kind == "read":
-        forms = ["immediate"]
+    elif kind is FaultKind.repeated_call and call.kind == "read" and call.name != domain.transfer_tool:
+        forms = ["immediate"]  # (a hand-over ends the episode: it cannot be repeated)
         following = calls[t + 1] if t + 1 < len(calls) else None
-        if following is not None and following.kind == "read" and \
+        if following is not None and following.kind == "read" and following.name != domain.transfer_tool and \
                 (following.name, following.arguments) != (call.name, call.arguments):
             forms.append("after_other_read")
         if len(call.arguments) >= 2:

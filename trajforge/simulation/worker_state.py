@@ -47,9 +47,25 @@ def shared_domain(name: str, size: int, seed: int) -> Domain:
     return domain
 
 
+def adopt_domain(domain: Domain) -> Domain:
+    """Make ``domain`` this process's shared instance of its (name, size, seed), so stages that
+    look a blueprint's domain up (``blueprint_domain``) play the instance a caller holds, also
+    one no entry point registers (``trajforge domains check`` on a plug-in under test). An
+    instance already shared for that key wins, and is returned."""
+    key = (domain.name, domain.size, domain.seed)
+    with _LOCK:
+        return _DOMAINS.setdefault(key, domain)
+
+
 def config_domain(config: RunConfig) -> Domain:
-    """The domain a run config builds in."""
-    return shared_domain(config.domain.name, config.domain.size, config.domain.seed)
+    """The domain a run config builds in; of a mixed build (``domain.names``), its first. The
+    build's stages take each blueprint's own (``index_domain``, ``blueprint_domain``)."""
+    return shared_domain(config.domain.all_names[0], config.domain.size, config.domain.seed)
+
+
+def index_domain(config: RunConfig, index: int) -> Domain:
+    """The domain of a run's blueprint ``index`` (``DomainConfig.domain_at``)."""
+    return shared_domain(config.domain.domain_at(index), config.domain.size, config.domain.seed)
 
 
 def blueprint_domain(blueprint: TaskBlueprint) -> Domain:

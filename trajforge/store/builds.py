@@ -114,9 +114,9 @@ def process_batch(config: RunConfig, start: int, stop: int,
     """Indices ``[start, stop)`` through every stage on ``ctx``: the rows per table (nothing is
     written) and the summary, whose ``stop`` is where a budget stop cut the batch."""
     began = time.perf_counter()
-    generated = generate_batch(config, start, stop, ctx.domain, ctx)
+    generated = generate_batch(config, start, stop, ctx)
     simulated = simulate_batch(config, generated.blueprints, generated.stop, ctx)
-    verdicts = verify_batch(config, simulated.trajectories, generated.blueprints, ctx.domain)
+    verdicts = verify_batch(config, simulated.trajectories, generated.blueprints)
     judged = judge_batch(config, simulated.trajectories, verdicts, generated.blueprints, ctx)
     rows = batch_rows(config, generated, simulated, verdicts, judged)
     return rows, summarize_batch(generated, simulated, verdicts, time.perf_counter() - began, judged)

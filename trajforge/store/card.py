@@ -61,6 +61,8 @@ class CardStats:
 
     runs: list[dict[str, Any]] = field(default_factory=list)
     domains: list[str] = field(default_factory=list)
+    # per domain: (domain, blueprints, episodes, episodes passing every check)
+    by_domain: list[tuple[str, int, int, int]] = field(default_factory=list)
     generators: list[tuple[str, str, int]] = field(default_factory=list)
     policies: list[tuple[str, str, int]] = field(default_factory=list)
     yields: Yields = field(default_factory=Yields)
@@ -138,6 +140,10 @@ def _card_stats(con: duckdb.DuckDBPyConnection, runs: list[str]) -> CardStats:
                            "config": json.loads(config) if isinstance(config, str) else config})
     stats.domains = [d for (d,) in q("SELECT DISTINCT domain FROM blueprints WHERE list_contains(?, run_id) "
                                      "ORDER BY 1", r).fetchall()]
+    stats.by_domain = [(d, int(b), int(e), int(p)) for d, b, e, p in q(
+        "SELECT t.domain, count(DISTINCT t.blueprint_id), count(*), count(*) FILTER (WHERE o.passed) "
+        "FROM trajectories t JOIN outcomes o ON o.trajectory_id = t.id "
+        "WHERE list_contains(?, t.run_id) GROUP BY 1 ORDER BY 1", r).fetchall()]
     stats.generators = [(g, v, int(n)) for g, v, n in q(
         "SELECT generator, generator_version, count(*) FROM blueprints WHERE list_contains(?, run_id) "
         "GROUP BY 1, 2 ORDER BY 1, 2", r).fetchall()]
@@ -364,6 +370,12 @@ def render_card(stats: CardStats, summary: ExportSummary, *, repo_id: str | None
               ]), ""]
     if stats.rejections:
         parts += ["Blueprints rejected at validation: " + ", ".join(f"{r} ({n})" for r, n in stats.rejections), ""]
+
+    if len(stats.by_domain) > 1:
+        parts += ["## Domains", "", "A mixed build: its blueprints and episodes per domain.", "",
+                  _table(["domain", "blueprints", "episodes", "passing every check"],
+                         [[f"`{d}`", b, e, f"{p} ({_pct(p / e) if e else '-'})"] for d, b, e, p in stats.by_domain]),
+                  ""]
 
     parts += ["## Verification", "", "Pass rate per check over every simulated episode (the "
               "fault-injecting agent's episodes are meant to fail one check each):", "",

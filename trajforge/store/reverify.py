@@ -43,7 +43,7 @@ from trajforge.schemas.arrow import blueprint_from_row, trajectory_from_row, ver
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.config import RunConfig
 from trajforge.schemas.trajectory import Verdict
-from trajforge.simulation.worker_state import config_domain
+from trajforge.simulation.worker_state import blueprint_domain
 from trajforge.store.catalog import connect, refresh_catalog
 from trajforge.store.export_writer import resolve_runs
 from trajforge.store.shards import RUN_INFO_FILE, RUNS_DIR
@@ -125,20 +125,26 @@ def run_config_of(out: Path, run_id: str) -> RunConfig:
 
 
 class _Runs:
-    """Each run's config, domain, checks and verifier version, loaded once."""
+    """Each run's config and checks, loaded once; a blueprint's domain (a mixed run has several)
+    and the verifier version of the checks in it."""
 
     def __init__(self, out: Path, checks: list[str] | None) -> None:
         self.out, self.checks = out, checks
-        self._seen: dict[str, tuple[RunConfig, Domain, list[str], str]] = {}
+        self._seen: dict[str, tuple[RunConfig, list[str]]] = {}
 
-    def __call__(self, run_id: str) -> tuple[RunConfig, Domain, list[str], str]:
+    def __call__(self, run_id: str, blueprint: TaskBlueprint) -> tuple[RunConfig, Domain, list[str], str]:
         if run_id not in self._seen:
             config = run_config_of(self.out, run_id)
-            domain = config_domain(config)
             configured = config.verification.checks
-            checks = self.checks or list(CHECKS if configured is None else configured)
-            self._seen[run_id] = (config, domain, checks, verifier_version(domain.name, checks))
-        return self._seen[run_id]
+            self._seen[run_id] = (config, self.checks or list(CHECKS if configured is None else configured))
+        config, checks = self._seen[run_id]
+        domain = blueprint_domain(blueprint)
+        return config, domain, checks, verifier_version(domain.name, checks)
+
+
+def _version_key(run_id: str, config: RunConfig, domain: Domain) -> str:
+    """Where a verifier version is reported: the run, and in a mixed run also the domain."""
+    return run_id if len(config.domain.all_names) == 1 else f"{run_id} ({domain.name})"
 
 
 def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> Iterator[dict[str, Any]]:
@@ -177,8 +183,6 @@ def reverify(out: Path, run_ids: Sequence[str] | None = None,
         if not runs:
             raise StoreError(f"{out}: the catalog holds no runs to verify")
         for run_id in runs:
-            _, domain, names, version = runs_of(run_id)
-            report.versions[run_id] = version
             blueprints = {bp_id: bp for bp_id, (_, bp) in _blueprints(con, [run_id]).items()}
             stored = _stored(con, [run_id])
             rows = sets.setdefault(run_id, [])
@@ -188,6 +192,8 @@ def reverify(out: Path, run_ids: Sequence[str] | None = None,
                 if blueprint is None:
                     raise StoreError(f"run {run_id}: trajectory {trajectory.id} has no blueprint "
                                      f"{trajectory.blueprint_id} in the catalog")
+                config, domain, names, version = runs_of(run_id, blueprint)
+                report.versions[_version_key(run_id, config, domain)] = version
                 verdicts = stamped(verify(trajectory, blueprint, domain, names), version)
                 report.add(verdicts, stored)
                 rows.extend(verdict_to_row(v) for v in verdicts)
@@ -298,7 +304,7 @@ def verify_file(out: Path, path: Path, run_ids: Sequence[str] | None = None,
                     if bp_id not in blueprints:
                         raise MalformedRow(f"blueprint {bp_id} is not in the dataset at {out}")
                     run_id, blueprint = blueprints[bp_id]
-                    config, domain, names, version = runs_of(run_id)
+                    config, domain, names, version = runs_of(run_id, blueprint)
                     episode = rebuild(row, blueprint, domain, config.simulation.max_turns)
                     trajectory = episode.trajectory
                     if trajectory.id in seen:
@@ -307,7 +313,7 @@ def verify_file(out: Path, path: Path, run_ids: Sequence[str] | None = None,
                     report.malformed.append((number, " ".join(str(exc).split())))
                     continue
                 seen[trajectory.id] = number
-                report.versions[run_id] = version
+                report.versions[_version_key(run_id, config, domain)] = version
                 report.termination_assumed += episode.termination_assumed
                 verdicts = stamped(verify(trajectory, blueprint, domain, names), version)
                 report.add(verdicts, stored)

@@ -8,11 +8,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from trajforge.environments.base import Domain
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.config import RunConfig
 from trajforge.schemas.trajectory import Trajectory, Verdict
-from trajforge.simulation.worker_state import SimulationContext
+from trajforge.simulation.worker_state import SimulationContext, blueprint_domain
 from trajforge.verifiers.checks import CHECKS, verify
 from trajforge.verifiers.version import stamped, verifier_version
 
@@ -25,16 +24,18 @@ class JudgedBatch:
     cost_usd: float | None = 0.0
 
 
-def verify_batch(config: RunConfig, trajectories: list[Trajectory], blueprints: list[TaskBlueprint],
-                 domain: Domain) -> list[Verdict]:
-    """The configured checks on every trajectory, in trajectory order, each verdict with the
-    verifier version of the code and checks that made it."""
+def verify_batch(config: RunConfig, trajectories: list[Trajectory],
+                 blueprints: list[TaskBlueprint]) -> list[Verdict]:
+    """The configured checks on every trajectory in its blueprint's domain, in trajectory
+    order, each verdict with the verifier version of the code and checks that made it."""
     by_id = {bp.id: bp for bp in blueprints}
     checks = list(CHECKS if config.verification.checks is None else config.verification.checks)
-    version = verifier_version(domain.name, checks)
     verdicts: list[Verdict] = []
     for trajectory in trajectories:
-        verdicts.extend(stamped(verify(trajectory, by_id[trajectory.blueprint_id], domain, checks), version))
+        blueprint = by_id[trajectory.blueprint_id]
+        domain = blueprint_domain(blueprint)
+        version = verifier_version(domain.name, checks)
+        verdicts.extend(stamped(verify(trajectory, blueprint, domain, checks), version))
     return verdicts
 
 
@@ -69,8 +70,9 @@ async def _judge_all(judged: list[tuple[Trajectory, list[Verdict]]], blueprints:
         async with gate:
             ledger = EpisodeLedger.starting_now(config.simulation.gateway.episode_timeout_s)
             ledgers.append(ledger)
-            return await judge_trajectory(gateway, judge, trajectory, blueprints[trajectory.blueprint_id],
-                                          ctx.domain, base, ledger)
+            blueprint = blueprints[trajectory.blueprint_id]
+            return await judge_trajectory(gateway, judge, trajectory, blueprint,
+                                          blueprint_domain(blueprint), base, ledger)
 
     results = await asyncio.gather(*(one(t, v) for t, v in judged))
     return [v for r in results for v in r], ledgers_cost(ledgers)
