@@ -235,3 +235,47 @@ def test_an_agent_calling_the_users_tool_breaks_the_tool_schema(domain: TelecomD
     messages = list(t.messages[:-1]) + [AssistantMessage(tool_calls=(call,)), result, t.messages[-1]]
     failed = _failed(t.model_copy(update={"messages": tuple(messages)}), bp, domain)
     assert "tool_schema" in failed
+
+
+# --- the LLM user is given the user's tools -----------------------------------------------------
+
+class _FakeGateway:
+    """Answers each user-model call with the next queued choice; records what it was sent."""
+
+    def __init__(self, *choices: object) -> None:
+        self.choices = list(choices)
+        self.sent: list[tuple[list[dict[str, object]], list[dict[str, object]]]] = []
+
+    async def complete(self, role: str, model: object, messages: list[dict[str, object]], **kw: object) -> object:
+        from trajforge.simulation.llm import Completion
+
+        self.sent.append((messages, kw["tools"]))  # type: ignore[arg-type]
+        return Completion(choices=(self.choices.pop(0),), prompt_tokens=1, completion_tokens=1,  # type: ignore[arg-type]
+                          cost_usd=0.0)
+
+
+def test_the_llm_user_uses_its_own_tools(domain: TelecomDomain, blueprints: list[TaskBlueprint]) -> None:
+    from trajforge.schemas.config import ModelConfig, UserSimulatorConfig
+    from trajforge.simulation.llm import Choice, EpisodeLedger, RawToolCall
+    from trajforge.simulation.llm_user import STOP_TOOL_NAME, LLMUser, user_instructions
+
+    bp = _with_user_calls(blueprints, "no_data")
+    number = next(c.arguments["number"] for c in bp.ground_truth.calls if c.kind == "user")
+    check = RawToolCall(id="x1", name="check_status_bar", arguments=json.dumps({"number": number}))
+    gateway = _FakeGateway(Choice(content=None, tool_calls=(check,), finish_reason="tool_calls"),
+                           Choice(content="It says no data.", tool_calls=(), finish_reason="stop"))
+    user = LLMUser(gateway, ModelConfig(model="openai/user"), bp, domain,  # type: ignore[arg-type]
+                   EpisodeLedger.starting_now(60), UserSimulatorConfig())
+    assert "check_status_bar" in user_instructions(bp, domain)
+    env = domain.environment()
+    messages: list[Message] = [AssistantMessage(content="What does your status bar show?")]
+    first = asyncio.run(user.respond(messages))
+    assert [c.name for c in first.message.tool_calls] == ["check_status_bar"]
+    assert first.message.tool_calls[0].id == "ucall_001" and not first.stop
+    messages += [first.message, env.execute(first.message.tool_calls[0], actor="user")]
+    second = asyncio.run(user.respond(messages))
+    assert second.message.content == "It says no data." and not second.message.tool_calls
+    sent, tools = gateway.sent[-1]
+    assert {t["function"]["name"] for t in tools} == {STOP_TOOL_NAME, *domain.user_tools}  # type: ignore[index]
+    assert sent[-2]["tool_calls"][0]["id"] == "ucall_001"  # type: ignore[index]
+    assert sent[-1]["role"] == "tool" and "signal" in str(sent[-1]["content"])

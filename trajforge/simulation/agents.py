@@ -6,7 +6,10 @@ once the facts it depends on have been said, confirms every write in words, and 
 the call that produced what it reports. What it says comes from what its tools returned in this
 episode (``Domain.report_facts`` over its observations), never from the blueprint's outputs. It
 is written as a generator that yields actions (say, call, end) and receives what came back (the
-user's text or the tool message), so the dialogue logic reads top to bottom.
+user's text or the tool message), so the dialogue logic reads top to bottom. A ground-truth call
+of kind ``user`` (dual control: a tool the user performs on their own device) is not the
+oracle's to make: it asks the user in the domain's words (``Domain.instructions``) and waits for
+what the user says they see; it never sees the user's calls or their results.
 
 The fault injector is the same script with one deviation switched on (``Fault``); which kinds
 and forms a blueprint admits, and what each form changes, is ``simulation.faults``.

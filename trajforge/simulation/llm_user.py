@@ -27,7 +27,7 @@ from trajforge.environments.base import Domain
 from trajforge.errors import LLMFailure, PolicyFailure
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.config import ModelConfig, UserSimulatorConfig
-from trajforge.schemas.messages import AssistantMessage, Message, UserMessage
+from trajforge.schemas.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from trajforge.schemas.trajectory import TerminationReason
 from trajforge.simulation.llm import Choice, EpisodeLedger, Gateway
 from trajforge.simulation.runner import UserReply
@@ -101,6 +101,13 @@ def user_instructions(bp: TaskBlueprint, domain: Domain) -> str:
                 final = u.intents[step.intent]
                 lines.append(f"  - request {step.intent + 1}: say you want to "
                              f"{_describe_intent(domain, str(step.value), final.slots)} instead.")
+    if domain.user_tools:  # dual control: the user's own device
+        lines += ["",
+                  "You have your own device in your hands, with tools of your own ("
+                  + ", ".join(sorted(domain.user_tools)) + "). The agent cannot use them: when it "
+                  "asks you to check or change something on your device, call the matching tool "
+                  "yourself, then tell the agent in words what you see. Do not change anything on "
+                  "your device unless the agent asks you to."]
     lines += [
         "",
         "Rules: never invent ids, emails, addresses or any fact that is not listed above; if "
@@ -117,10 +124,14 @@ class Candidate:
     text: str
     stop: bool
     gave_up: bool
+    calls: tuple[tuple[str, str], ...] = ()  # the user's own tools called: (name, arguments)
 
 
-def _candidate(choice: Choice) -> Candidate:
+def _candidate(choice: Choice, user_tools: frozenset[str] = frozenset()) -> Candidate:
     stop, gave_up = False, False
+    calls = tuple((c.name or "", c.arguments or "{}") for c in choice.tool_calls if c.name in user_tools)
+    if calls:  # the user acts on the device first; it speaks (or stops) once it has seen the results
+        return Candidate(text=(choice.content or "").strip(), stop=False, gave_up=False, calls=calls)
     for call in choice.tool_calls:
         if call.name == STOP_TOOL_NAME:
             stop = True
@@ -148,7 +159,7 @@ class UserGuards:
     def problem(self, candidate: Candidate, agent_said: str) -> str | None:
         text = candidate.text
         low = text.lower()
-        if not text:
+        if not text and not candidate.calls:
             return "the message is empty"
         if any(marker in low for marker in LEAK_MARKERS):
             return "the message leaks the simulator's instructions"
@@ -168,12 +179,20 @@ class UserGuards:
 
 def user_view(system: str, messages: Sequence[Message]) -> tuple[list[dict[str, Any]], str]:
     """The conversation from the user's side (its own turns as ``assistant``, the agent's text
-    as ``user``, tool traffic hidden), and everything the agent said so far."""
+    as ``user``, the agent's tool traffic hidden; the user's own tool calls on its device and
+    their results shown), and everything the agent said so far."""
     out: list[dict[str, Any]] = [{"role": "system", "content": system},
                                  {"role": "user", "content": KICKOFF}]
     agent_said = []
+    own: set[str] = set()
     for message in messages:
-        if isinstance(message, UserMessage):
+        if isinstance(message, UserMessage) and message.tool_calls:
+            own.update(c.id for c in message.tool_calls)
+            out.append({"role": "assistant", "content": message.content or None,
+                        "tool_calls": [c.to_openai() for c in message.tool_calls]})
+        elif isinstance(message, ToolMessage) and message.tool_call_id in own:
+            out.append({"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content})
+        elif isinstance(message, UserMessage):
             out.append({"role": "assistant", "content": message.content})
         elif isinstance(message, AssistantMessage) and message.content:
             out.append({"role": "user", "content": message.content})
@@ -188,6 +207,14 @@ def user_view(system: str, messages: Sequence[Message]) -> tuple[list[dict[str, 
 class LLMUser:
     """One instance per episode."""
 
+    def _made(self, candidate: Candidate) -> tuple[ToolCall, ...]:
+        """The candidate's calls of the user's own tools, with ids of the user's (``ucall_``)."""
+        calls = []
+        for name, arguments in candidate.calls:
+            self._calls += 1
+            calls.append(ToolCall(id=f"ucall_{self._calls:03d}", name=name, arguments=arguments))
+        return tuple(calls)
+
     def __init__(self, gateway: Gateway, model: ModelConfig, bp: TaskBlueprint, domain: Domain,
                  ledger: EpisodeLedger, config: UserSimulatorConfig,
                  goal_met: Callable[[], bool] | None = None,
@@ -201,6 +228,10 @@ class LLMUser:
         self.guards = UserGuards(bp, domain, goal_met)
         self.system = user_instructions(bp, domain)
         self.failed_turns = 0  # turns that needed a regeneration
+        # the tools it may call: ending the conversation, and its own device's (dual control)
+        self.tools = [STOP_TOOL] + [spec.model_dump(mode="json") for spec in domain.user_tool_specs()]
+        self.user_tools = frozenset(domain.user_tools)
+        self._calls = 0
 
     async def respond(self, messages: Sequence[Message]) -> UserReply:
         view, agent_said = user_view(self.system, messages)
@@ -213,16 +244,18 @@ class LLMUser:
                                    "Write your next message again."}]
             try:
                 completion = await self.gateway.complete(
-                    "user", self.model, request, ledger=self.ledger, tools=[STOP_TOOL],
+                    "user", self.model, request, ledger=self.ledger, tools=self.tools,
                     n=self.config.best_of, headers=self.headers)
             except LLMFailure as failure:
                 raise PolicyFailure(TerminationReason.llm_error, str(failure)) from None
             for choice in completion.choices:
-                candidate = _candidate(choice)
+                candidate = _candidate(choice, self.user_tools)
                 problem = self.guards.problem(candidate, agent_said)
                 if problem is None:
                     if attempt:
                         self.failed_turns += 1
+                    if candidate.calls:
+                        return UserReply(UserMessage(content=candidate.text, tool_calls=self._made(candidate)))
                     return UserReply(UserMessage(content=candidate.text), stop=candidate.stop,
                                      gave_up=candidate.gave_up)
                 problems.append(problem)

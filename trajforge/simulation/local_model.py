@@ -25,7 +25,7 @@ from typing import Any, Generic, TypeVar
 
 from trajforge.errors import ConfigError, PolicyFailure
 from trajforge.schemas.arrow import conversation, message_to_row
-from trajforge.schemas.messages import AssistantMessage, Message, ToolCall
+from trajforge.schemas.messages import AssistantMessage, Message, ToolCall, agent_view
 from trajforge.schemas.trajectory import TerminationReason
 from trajforge.simulation.runner import AgentReply
 
@@ -69,8 +69,9 @@ def parse_completion(text: str, tool_names: set[str], call_prefix: str) -> Parse
 
 
 def chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """Messages in the chat-template shape (arguments as objects, no ``None`` keys)."""
-    return conversation([message_to_row(m) for m in messages])
+    """Messages in the chat-template shape (arguments as objects, no ``None`` keys), as the
+    agent sees them: the user's own tool calls and their results left out (``agent_view``)."""
+    return conversation([message_to_row(m) for m in agent_view(messages)])
 
 
 P = TypeVar("P")

@@ -3,7 +3,9 @@
 It states one intent at a time, volunteers what the persona volunteers, answers the agent's
 questions from its facts (recognised by each slot's keywords), confirms, revises or redirects
 when asked to confirm (as the plan says), and stops when it has nothing more to ask. It gives
-up after ``patience`` agent turns in a row that it cannot make sense of.
+up after ``patience`` agent turns in a row that it cannot make sense of. Under dual control it
+uses its own tools (on its device) when the agent asks for one the blueprint expects, recognised
+by the tool's declared keywords (``Domain.instructions``), then says what it sees.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What telecom declares for the grounded-claims check and for naming ids.
 
 Entities: lines (named by phone number, written 415-555-0123, (415) 555-0123 or 415.555.0123),
-bills (by id, B and 7 digits, any case), plans (by name or id). Attributes: a line's or bill's
+bills (by id, B and 7 digits, any case), plans (by id). Attributes: a line's or bill's
 status, amounts (a plan's price, a bill's amount, a top-up's charge), a bill's due date, and a
 line's plan, data left and whether roaming is enabled on it. The customer's own phone is no
 entity here: the agent never sees it.
@@ -61,8 +61,10 @@ def _record(obj: dict[str, Any]) -> ClaimRecord | None:
             bill["date"] = (str(obj["due_date"]),)
         return ClaimRecord("bill", str(obj["id"]), ((str(obj["id"]),),), bill)
     if {"id", "name", "monthly_price", "data_gb"} <= obj.keys():
-        return ClaimRecord("plan", str(obj["id"]), ((str(obj["name"]),), (str(obj["id"]),)),
-                           {"amount": (obj["monthly_price"],)})
+        # named by its id only: a plan's name said of a line ("is now on Max 40GB") is a claim
+        # about the line's plan, not a mention of the plan
+        return ClaimRecord("plan", str(obj["id"]), ((str(obj["id"]),),),
+                           {"amount": (obj["monthly_price"],), "plan": (str(obj["name"]),)})
     return None
 
 

@@ -117,9 +117,11 @@ INTENTS: dict[str, IntentSpec] = {
                   "I want a different plan for my line."),
         actions=("move line {number} to the {plan} plan ({plan_id}) at ${new_price} a month",
                  "switch your line {number} to {plan} (plan id {plan_id}), ${new_price} per month"),
-        reports=("Done: line {number} is now on {plan_name} at ${price} a month.",
-                 "Your line {number} has switched to {plan_name}; it costs ${price} per month.",
-                 "Line {number} is on {plan_name} now, ${price} monthly."),
+        reports=("Done: line {number} is now on {plan_name} at ${price} a month, with {data_left} "
+                 "this cycle.",
+                 "Your line {number} has switched to {plan_name}; it costs ${price} per month and "
+                 "has {data_left} this cycle.",
+                 "Line {number} is on {plan_name} now, ${price} monthly, {data_left}."),
     ),
     "data_topup": IntentSpec(
         "data_topup", writes=True, core_slots=("line",), slots=("line", "size"),
@@ -150,8 +152,9 @@ INTENTS: dict[str, IntentSpec] = {
                   "Please reactivate my suspended line {line}.",
                   "{line} was suspended. I'd like it working again."),
         actions=("resume your suspended line {number}", "reactivate line {number}"),
-        reports=("Line {number} is {status} again.", "Your line {number} is back: it's {status} now.",
-                 "Done, {number} is {status}."),
+        reports=("Line {number} is {status} again, on {plan_name} with {data_left}.",
+                 "Your line {number} is back: it's {status} now, with {data_left} on {plan_name}.",
+                 "Done, {number} is {status} ({plan_name}, {data_left})."),
     ),
     "bill_question": IntentSpec(
         "bill_question", writes=False, core_slots=("bill",), slots=("bill",),
