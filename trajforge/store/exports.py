@@ -259,11 +259,11 @@ def openai_record(trajectory: Row) -> dict[str, Any] | None:
 
 def openai_metadata(trajectory: Row) -> dict[str, str | None]:
     """What ``trajforge verify --input`` needs to check an openai row against its dataset and
-    that the conversation cannot say: which trajectory, blueprint and run it is, and how the
-    episode ended. One ``metadata`` object of strings (the shape OpenAI's own ``metadata``
+    that the conversation cannot say: which trajectory, blueprint, run and domain it is, and how
+    the episode ended. One ``metadata`` object of strings (the shape OpenAI's own ``metadata``
     fields take), so the line stays a chat fine-tuning example that trainers read as before."""
     keys = {"trajectory_id": "id", "blueprint_id": "blueprint_id", "run_id": "run_id",
-            "termination": "termination"}
+            "domain": "domain", "termination": "termination"}
     return {name: (None if trajectory.get(key) is None else str(trajectory[key]))
             for name, key in keys.items()}
 

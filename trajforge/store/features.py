@@ -101,7 +101,7 @@ FEATURES: dict[ExportFormat, dict[str, Feature]] = {
         "parallel_tool_calls": _value("bool"),
         # exports.openai_metadata: what `trajforge verify --input` needs beyond the dialogue
         "metadata": {"trajectory_id": _string(), "blueprint_id": _string(), "run_id": _string(),
-                     "termination": _string()},
+                     "domain": _string(), "termination": _string()},
     },
     "rl_tasks": {
         "id": _string(),
