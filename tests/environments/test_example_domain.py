@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import sys
 import tomllib
-from collections.abc import Iterator
 from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,6 @@ from typer.testing import CliRunner
 from trajforge.cli import app
 from trajforge.environments import registry
 from trajforge.evaluation.domain_check import check_domain, undeclared
-from trajforge.simulation import worker_state
 
 ROOT = Path(__file__).resolve().parents[2] / "examples" / "plugin_domain"
 sys.path.insert(0, str(ROOT / "src"))
@@ -28,14 +26,8 @@ from trajforge_example_clinic import ClinicDomain  # noqa: E402 - importable onc
 
 
 @pytest.fixture(scope="module")
-def domain() -> Iterator[ClinicDomain]:
-    d = ClinicDomain(200, 0)
-    # simulate_batch looks each blueprint's domain up by its registered name; the example is not
-    # installed here, so it goes into the process's domain cache under the key the build uses
-    key = (d.name, d.size, d.seed)
-    worker_state._DOMAINS[key] = d
-    yield d
-    worker_state._DOMAINS.pop(key, None)
+def domain() -> ClinicDomain:
+    return ClinicDomain(200, 0)
 
 
 def _entry_point() -> EntryPoint:

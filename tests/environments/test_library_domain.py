@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from collections.abc import Iterator
 
 import pytest
 
@@ -22,21 +21,13 @@ from trajforge.evaluation.domain_check import check_domain, undeclared
 from trajforge.generators import generate_blueprints
 from trajforge.schemas import AssistantMessage, FaultKind, TaskBlueprint, ToolMessage, Trajectory, UserMessage
 from trajforge.schemas.config import GenerationConfig
-from trajforge.simulation import worker_state
 from trajforge.simulation.episodes import EpisodeJob, EpisodePlayer
 from trajforge.verifiers import verify
 
 
 @pytest.fixture(scope="module")
-def domain() -> Iterator[LibraryDomain]:
-    d = LibraryDomain(200, 0)
-    # simulate_batch takes each blueprint's domain by its registered name (blueprint_domain ->
-    # load_domain: entry points); a test domain has no entry point, so it is put in the
-    # process's domain cache under the key the build would look it up by
-    key = (d.name, d.size, d.seed)
-    worker_state._DOMAINS[key] = d
-    yield d
-    worker_state._DOMAINS.pop(key, None)
+def domain() -> LibraryDomain:
+    return LibraryDomain(200, 0)
 
 
 @pytest.fixture(scope="module")
