@@ -8,6 +8,11 @@
   can be built for this user, a failed attempt undone.
 - ``run_ground_truth``: an intent's calls executed on the sampler's working environment, so the
   next intent sees their effects and outputs are real results.
+- ``TaskBuilder``: the base of a domain's per-task builder: the working environment, the reads
+  made so far (a read is not repeated until a write makes it stale), the entities already used,
+  and the checkpoint, rollback and execute that ``draw_intents`` drives.
+- ``find``: a record of a table by key, or the ``ToolError`` "<what> <key> not found" a tool
+  raises for an unknown id.
 
 Write-rule enforcement is ``Toolkit.write_breaches`` (``environments.base``): the environment
 asks it before every write and refuses the call with the first rule it breaks, so a tool does
@@ -20,11 +25,13 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol, TypeVar, cast
 
-from trajforge.environments.base import Environment
-from trajforge.environments.tasks import DraftIntent
+from trajforge.environments.base import Environment, State
+from trajforge.environments.tasks import DraftCall, DraftIntent
 from trajforge.errors import TaskRejected, ToolError
+
+R = TypeVar("R")
 
 # the ids of the rules ``standard_rules`` words; the framework's checks are named after them
 AUTHENTICATE, CONFIRM, OWN_ACCOUNT = "authenticate", "confirm", "own_account"
@@ -138,3 +145,56 @@ def run_ground_truth(env: Environment, intent: DraftIntent) -> bool:
             raise TaskRejected("ground_truth_call_failed", f"{call.name}: {exc}") from None
         wrote = wrote or call.kind == "write"
     return wrote
+
+
+class TaskBuilder:
+    """Builds one task of a domain over the sampler's working environment (``env``, drawing from
+    ``rng``): a domain subclasses it with its intent builders (``build``) and its references.
+    ``read_call`` gives a read only the first time (what was read stays known until a write);
+    ``used`` holds the entities intents have taken, so two intents of a task act on different
+    ones; ``refresh`` is called after a write, to re-read what the builder holds (the user's
+    record). The checkpoint, rollback and execute are what ``draw_intents`` needs."""
+
+    def __init__(self, env: Environment, rng: random.Random) -> None:
+        self.env, self.rng = env, rng
+        self.read: set[str] = set()
+        self.used: set[str] = set()
+
+    @property
+    def state(self) -> State:
+        return self.env.state
+
+    def build(self, kind: str) -> DraftIntent:
+        raise NotImplementedError(f"{type(self).__name__} builds no intent of kind {kind}")
+
+    def read_call(self, name: str, args: dict[str, Any], needs: tuple[str, ...] = ()) -> list[DraftCall]:
+        """``[the read]``, or ``[]`` when this task already made it since its last write."""
+        key = f"{name}:{sorted(args.items())}"
+        if key in self.read:
+            return []
+        self.read.add(key)
+        return [DraftCall(name, args, "read", needs)]
+
+    def checkpoint(self) -> object:
+        return set(self.read), set(self.used)
+
+    def rollback(self, point: object) -> None:
+        read, used = cast(tuple[set[str], set[str]], point)
+        self.read, self.used = set(read), set(used)
+
+    def execute(self, intent: DraftIntent) -> None:
+        if run_ground_truth(self.env, intent):
+            self.read.clear()  # what was read before a write may be stale now
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Re-read what the builder holds of the state after a write. Default: nothing."""
+
+
+def find(table: Mapping[str, R], key: str, what: str) -> R:
+    """``table[key]``, or ``ToolError("<what> <key> not found")`` (what a tool says of an id
+    that names nothing)."""
+    record = table.get(key)
+    if record is None:
+        raise ToolError(f"{what} {key} not found")
+    return record

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import Any, cast
+from typing import Any
 
 from trajforge.environments.base import Environment
-from trajforge.environments.kit import KindMix, draw_intents, run_ground_truth
+from trajforge.environments.kit import KindMix, TaskBuilder, draw_intents
 from trajforge.environments.retail.data import Customer, Order, RetailState, _address, address_text, money
 from trajforge.environments.retail.policy import CANCEL_REASONS, price_difference
 from trajforge.environments.tasks import (
@@ -43,15 +43,14 @@ KINDS = KindMix(READ_ONLY_KINDS, WRITE_KINDS,
                 once=frozenset({"update_profile_address", "product_price"}))
 
 
-class _Builder:
-    """Builds one task; holds the working environment and what was read so far."""
+class _Builder(TaskBuilder):
+    """Builds one task for one customer (``used``: the orders its intents took)."""
 
     def __init__(self, env: Environment, rng: random.Random, customer: Customer,
                  p_indirect: float, p_revision: float, p_redirect: float) -> None:
-        self.env, self.rng, self.customer = env, rng, customer
+        super().__init__(env, rng)
+        self.customer = customer
         self.p_indirect, self.p_revision, self.p_redirect = p_indirect, p_revision, p_redirect
-        self.read: set[str] = set()
-        self.used_orders: set[str] = set()
 
     @property
     def state(self) -> RetailState:
@@ -60,24 +59,8 @@ class _Builder:
     def orders(self) -> list[Order]:
         return [self.state.orders[o] for o in self.customer.order_ids]
 
-    def checkpoint(self) -> object:
-        return set(self.read), set(self.used_orders)
-
-    def rollback(self, point: object) -> None:
-        read, used = cast(tuple[set[str], set[str]], point)
-        self.read, self.used_orders = set(read), set(used)
-
-    def execute(self, intent: DraftIntent) -> None:
-        if run_ground_truth(self.env, intent):
-            self.read.clear()  # what was read before a write may be stale now
-            self.customer = self.state.customers[self.customer.id]
-
-    def read_call(self, name: str, args: dict[str, Any], needs: tuple[str, ...]) -> list[DraftCall]:
-        key = f"{name}:{sorted(args.items())}"
-        if key in self.read:
-            return []
-        self.read.add(key)
-        return [DraftCall(name, args, "read", needs)]
+    def refresh(self) -> None:
+        self.customer = self.state.customers[self.customer.id]
 
     # --- references --------------------------------------------------------------------------
 
@@ -117,11 +100,11 @@ class _Builder:
         return " and ".join(parts)
 
     def pick_order(self, statuses: tuple[str, ...]) -> Order:
-        options = [o for o in self.orders() if o.status in statuses and o.id not in self.used_orders]
+        options = [o for o in self.orders() if o.status in statuses and o.id not in self.used]
         if not options:
             raise TaskRejected("no_eligible_order", "/".join(statuses))
         order = self.rng.choice(options)
-        self.used_orders.add(order.id)
+        self.used.add(order.id)
         return order
 
     def new_variant(self, order: Order) -> tuple[str, str, str, str, list[str]]:

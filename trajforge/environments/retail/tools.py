@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from trajforge.environments.base import ToolKind, Toolkit, tool
+from trajforge.environments.kit import find
 from trajforge.environments.retail.data import (
     Address,
     Customer,
@@ -22,16 +23,10 @@ class RetailTools(Toolkit):
 
     # --- helpers (not tools) ---
     def _order(self, order_id: str) -> Order:
-        order = self.state.orders.get(order_id)
-        if order is None:
-            raise ToolError(f"order {order_id} not found")
-        return order
+        return find(self.state.orders, order_id, "order")
 
     def _customer(self, customer_id: str) -> Customer:
-        customer = self.state.customers.get(customer_id)
-        if customer is None:
-            raise ToolError(f"customer {customer_id} not found")
-        return customer
+        return find(self.state.customers, customer_id, "customer")
 
     def write_breaches(self, name: str, args: dict[str, Any]) -> list[tuple[str, str]]:
         return write_breaches(self.state, name, args)
