@@ -43,7 +43,7 @@ from trajforge.environments.airline.policy import (
     net_payments,
 )
 from trajforge.environments.base import Environment
-from trajforge.environments.kit import KindMix, draw_intents, run_ground_truth
+from trajforge.environments.kit import KindMix, TaskBuilder, draw_intents
 from trajforge.environments.tasks import (
     DraftCall,
     DraftIntent,
@@ -76,15 +76,14 @@ def choose_flight(flights: list[Flight], cabin: str, choice: str) -> Flight | No
     return best if sum(key(f) == key(best) for f in flights) == 1 else None
 
 
-class _Builder:
-    """Builds one task; holds the working environment and what was read so far."""
+class _Builder(TaskBuilder):
+    """Builds one task for one user (``used``: the reservations its intents took)."""
 
     def __init__(self, env: Environment, rng: random.Random, user: User,
                  p_indirect: float, p_revision: float, p_redirect: float) -> None:
-        self.env, self.rng, self.user = env, rng, user
+        super().__init__(env, rng)
+        self.user = user
         self.p_indirect, self.p_revision, self.p_redirect = p_indirect, p_revision, p_redirect
-        self.read: set[str] = set()
-        self.used: set[str] = set()
 
     @property
     def state(self) -> AirlineState:
@@ -93,24 +92,8 @@ class _Builder:
     def reservations(self) -> list[Reservation]:
         return [self.state.reservations[r] for r in self.user.reservations]
 
-    def checkpoint(self) -> object:
-        return set(self.read), set(self.used)
-
-    def rollback(self, point: object) -> None:
-        read, used = cast(tuple[set[str], set[str]], point)
-        self.read, self.used = set(read), set(used)
-
-    def execute(self, intent: DraftIntent) -> None:
-        if run_ground_truth(self.env, intent):
-            self.read.clear()  # what was read before a write may be stale now
-            self.user = self.state.users[self.user.id]
-
-    def read_call(self, name: str, args: dict[str, Any], needs: tuple[str, ...]) -> list[DraftCall]:
-        key = f"{name}:{sorted(args.items())}"
-        if key in self.read:
-            return []
-        self.read.add(key)
-        return [DraftCall(name, args, "read", needs)]
+    def refresh(self) -> None:
+        self.user = self.state.users[self.user.id]
 
     # --- references --------------------------------------------------------------------------
 

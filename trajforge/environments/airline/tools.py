@@ -29,6 +29,7 @@ from trajforge.environments.airline.policy import (
     write_breaches,
 )
 from trajforge.environments.base import ToolKind, Toolkit, tool
+from trajforge.environments.kit import find
 from trajforge.errors import ToolError
 
 _OPS: dict[type, Any] = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -55,10 +56,7 @@ class AirlineTools(Toolkit):
         return write_breaches(self.state, name, args)
 
     def _user(self, user_id: str) -> User:
-        user = self.state.users.get(user_id)
-        if user is None:
-            raise ToolError(f"user {user_id} not found")
-        return user
+        return find(self.state.users, user_id, "user")
 
     def _reservation(self, reservation_id: str, *, active: bool = True) -> Reservation:
         reservation = self.state.reservations.get(reservation_id)
