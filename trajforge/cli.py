@@ -264,7 +264,7 @@ def domains(ctx: typer.Context) -> None:
         return
     with _one_line():
         names = domain_names()
-    table = Table("domain", "tools (read/write)", "policy rules", "source")
+    table = Table("domain", "tools (read/write/user)", "policy rules", "source")
     broken: list[str] = []
     for name in names:
         try:
@@ -273,8 +273,8 @@ def domains(ctx: typer.Context) -> None:
             broken.append(" ".join(f"{name}: broken: {exc.problem} ({exc.source})".split()))
             continue
         tools = toolkit_tools(cls.toolkit_type).values()  # type: ignore[arg-type]  # mypy: a class is Hashable
-        writes = sum(t.kind is ToolKind.write for t in tools)
-        table.add_row(name, f"{len(tools)} ({len(tools) - writes}/{writes})", str(len(cls.policy_rules)),
+        kinds = [sum(t.kind is kind for t in tools) for kind in (ToolKind.read, ToolKind.write, ToolKind.user)]
+        table.add_row(name, f"{len(tools)} ({'/'.join(map(str, kinds))})", str(len(cls.policy_rules)),
                       f"{cls.__module__}")
     if table.row_count:
         out.print(table)
