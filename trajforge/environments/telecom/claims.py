@@ -3,7 +3,7 @@
 Entities: lines (named by phone number, written 415-555-0123, (415) 555-0123 or 415.555.0123),
 bills (by id, B and 7 digits, any case), plans (by id). Attributes: a line's or bill's
 status, amounts (a plan's price, a bill's amount, a top-up's charge), a bill's due date, and a
-line's plan, data left and whether roaming is enabled on it. The customer's own phone is no
+line's plan, data left, data allowance and whether roaming is enabled on it. The customer's own phone is no
 entity here: the agent never sees it.
 """
 
@@ -26,6 +26,7 @@ ATTRIBUTES = (
     Attribute("date", AttributeType.date),
     Attribute("plan", AttributeType.phrase),  # the plan a line is on, by name
     Attribute("data_left", AttributeType.phrase),  # "3.5GB left"
+    Attribute("data_limit", AttributeType.phrase),  # "42GB in total"
     Attribute("roaming", AttributeType.flag, yes=("roaming enabled",),
               no=("roaming not enabled", "roaming disabled")),
 )
@@ -34,6 +35,11 @@ ATTRIBUTES = (
 def data_left(value: float) -> str:
     """A line's data left as an agent says it: "3.5GB left"."""
     return f"{float(value):g}GB left"
+
+
+def data_total(value: float) -> str:
+    """A line's data allowance this cycle (plan and top-ups) as an agent says it: "42GB in total"."""
+    return f"{float(value):g}GB in total"
 
 
 def phone_numbers(text: str) -> list[str]:
@@ -52,6 +58,8 @@ def _record(obj: dict[str, Any]) -> ClaimRecord | None:
                                               "plan": (str(obj["plan_name"]),)}
         if "data_left_gb" in obj:
             values["data_left"] = (data_left(obj["data_left_gb"]),)
+        if "data_limit_gb" in obj:
+            values["data_limit"] = (data_total(obj["data_limit_gb"]),)
         if "roaming_enabled" in obj:
             values["roaming"] = (bool(obj["roaming_enabled"]),)
         return ClaimRecord("line", str(obj["number"]), ((str(obj["number"]),),), values)

@@ -91,11 +91,12 @@ INTENTS: dict[str, IntentSpec] = {
                   "My line {line} doesn't work abroad, can you turn on roaming?"),
         actions=("enable international roaming on line {number}",
                  "turn on roaming for your line {number} on our side"),
-        reports=("Line {number} now has roaming {roaming}, and your phone is set for it too, so you "
-                 "have service again.",
-                 "Your line {number} shows roaming {roaming} on our side and the phone's setting is "
-                 "on; enjoy your trip.",
-                 "All set: {number} has roaming {roaming} on the account, and the phone is ready."),
+        reports=("Line {number} now has roaming {roaming} and {data_left}, and your phone is set for "
+                 "it too, so you have service again.",
+                 "Your line {number} shows roaming {roaming} on our side, with {data_left}, and the "
+                 "phone's setting is on; enjoy your trip.",
+                 "All set: {number} has roaming {roaming} on the account ({data_left}), and the phone "
+                 "is ready."),
     ),
     "roaming_refused": IntentSpec(
         "roaming_refused", writes=False, core_slots=("line",), slots=("line",),
@@ -130,10 +131,10 @@ INTENTS: dict[str, IntentSpec] = {
                   "I need extra data on {line} for the rest of the month."),
         actions=("add a {size} data top-up to line {number}, charged to your next bill",
                  "top up line {number} with {size} for the rest of this billing cycle"),
-        reports=("Added {size} to line {number}: your allowance is now {data_limit} this cycle, and "
-                 "${charge} goes on your next bill.",
-                 "Line {number} got {size} more; that's {data_limit} in total, with ${charge} added to "
-                 "your next bill.",
+        reports=("Added {size} to line {number}: you now have {data_limit} this cycle, and ${charge} "
+                 "goes on your next bill.",
+                 "Line {number} got {size} more; that's {data_limit}, with ${charge} added to your "
+                 "next bill.",
                  "Your top-up is active on {number}: ${charge} for {size}, {data_limit} this cycle."),
     ),
     "pay_bill": IntentSpec(

@@ -13,12 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from trajforge.environments.base import Observation, ReportFacts
-from trajforge.environments.telecom.claims import bill_ids, data_left, phone_numbers
+from trajforge.environments.telecom.claims import bill_ids, data_left, data_total, phone_numbers
 from trajforge.environments.telecom.data import money
-
-
-def gb(value: float) -> str:
-    return f"{float(value):g}GB"
 
 
 def is_line(value: Any) -> bool:
@@ -61,7 +57,7 @@ def _plan(name: str, observed: Sequence[Observation]) -> dict[str, Any] | None:
 def _line_facts(line: dict[str, Any]) -> dict[str, str]:
     return {"number": str(line["number"]), "status": str(line["status"]),
             "plan_name": str(line["plan_name"]), "price": money(line["monthly_price"]),
-            "data_left": data_left(line["data_left_gb"]), "data_limit": gb(line["data_limit_gb"]),
+            "data_left": data_left(line["data_left_gb"]), "data_limit": data_total(line["data_limit_gb"]),
             "roaming": "enabled" if line["roaming_enabled"] else "not enabled"}
 
 
@@ -94,6 +90,6 @@ def report_facts(kind: str, slots: dict[str, str], observed: Sequence[Observatio
     elif kind == "data_topup":
         charged = [o.result for o in _ok(observed) if is_line(o.result) and "charge" in o.result
                    and o.result["number"] == line["number"]]
-        if charged:
-            facts["charge"] = money(charged[-1]["charge"])
+        # nothing is charged until the top-up is added; the charge is this report's first value
+        facts = {"charge": money(charged[-1]["charge"] if charged else 0.0), **facts}
     return ReportFacts(facts, ("number",))

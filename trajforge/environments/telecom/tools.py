@@ -106,7 +106,7 @@ class TelecomTools(Toolkit):
                 "email": customer.email, "zip_code": customer.zip_code,
                 "lines": [{k: v for k, v in self._line_view(x).items()
                            if k in ("number", "status", "plan_name", "monthly_price", "data_left_gb",
-                                    "roaming_enabled")} for x in lines],
+                                    "data_limit_gb", "roaming_enabled")} for x in lines],
                 "bills": [{"id": b.id, "period": b.period, "amount": b.amount, "status": b.status}
                           for b in bills]}
 
