@@ -91,6 +91,19 @@ def test_rules_refuse_writes_with_their_ids(domain: LibraryDomain) -> None:
     assert env.call("get_book", {"isbn": shelved.isbn.replace("-", "")})["isbn"] == shelved.isbn
 
 
+def test_names_target(domain: LibraryDomain) -> None:
+    """A confirmation names the write's keys, in any of their forms, and no other of their kind."""
+    state = domain.template
+    hold = {"card_number": "LC-48213907", "isbn": "978-0-306-40615-7", "branch_code": "ELM"}
+    assert domain.names_target(state, "place_hold", hold, "Hold 9780306406157 for card 48213907 at ELM?")
+    assert not domain.names_target(state, "place_hold", hold, "Hold 978-0-306-40615-7 for card LC-48213907?")
+    assert not domain.names_target(state, "place_hold", {**hold, "branch_code": "OAK"},
+                                   "Hold 978-0-306-40615-7 for card LC-48213907 at ELM?")
+    assert domain.names_target(state, "renew_loan", {"loan_ref": "ln-583920"}, "Renew loan LN-583920?")
+    assert not domain.names_target(state, "renew_loan", {"loan_ref": "LN-583920"},
+                                   "Renew loan LN-583920 or LN-583921?")
+
+
 def test_sampler_is_deterministic(domain: LibraryDomain) -> None:
     sampler = LibraryTaskSampler(domain)
     axes = {"p_indirect": 0.5, "p_revision": 0.25, "p_redirect": 0.15, "p_read_only": 0.15}

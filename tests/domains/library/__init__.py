@@ -64,6 +64,10 @@ class LibraryDomain(Domain):
     def claim_records(self, observation: Observation) -> list[ClaimRecord]:
         return facts.claim_records(observation)
 
+    def names_target(self, state: State, tool_name: str, args: dict[str, Any], text: str) -> bool:
+        said = {k: self.canonical_ids(str(v)) for k, v in args.items() if not isinstance(v, list)}
+        return facts.names_target(said, self.canonical_ids(text))
+
     def report_facts(self, kind: str, slots: dict[str, str],
                      observed: tuple[Observation, ...]) -> ReportFacts:
         return facts.report_facts(kind, slots, observed)

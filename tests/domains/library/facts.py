@@ -30,6 +30,23 @@ ATTRIBUTES = (
 )
 _LOAN = re.compile(r"\bLN-\d{6}\b", re.IGNORECASE)
 _HOLD = re.compile(r"\bHD-\d{5}\b", re.IGNORECASE)
+_ISBN = re.compile(r"\b97[89]-\d-\d{3}-\d{5}-\d\b")
+_CARD = re.compile(r"\bLC-\d{8}\b")
+# the kinds of key a confirmation may name, by the parameter that takes one
+KEYS: dict[str, re.Pattern[str]] = {"loan_ref": _LOAN, "hold_ref": _HOLD, "isbn": _ISBN, "card_number": _CARD}
+
+
+def names_target(args: dict[str, Any], said: str) -> bool:
+    """A confirmation request (``said``, ids in canonical form) names every key the write takes
+    (its loan, hold, edition, card; its pickup branch) and no other key of those kinds: "renew
+    loan LN-1 (or LN-2?)" names two loans and so confirms neither."""
+    for param, value in args.items():
+        if param in KEYS:
+            if {m.upper() for m in KEYS[param].findall(said)} != {str(value).upper()}:
+                return False
+        elif param == "branch_code" and not re.search(rf"\b{re.escape(str(value))}\b", said):
+            return False
+    return True
 
 
 def _objects(value: Any) -> Iterator[dict[str, Any]]:

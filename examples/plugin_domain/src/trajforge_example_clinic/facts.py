@@ -1,7 +1,7 @@
 """What the checks and the scripted oracle read from the tools' results.
 
 ``claim_records``: which entities a tool output shows (appointments by booking reference: their
-date, status and doctor; slots by code: their date), so ``grounded_claims`` can check what the
+date, time, status and doctor; slots by code: their date and time), so ``grounded_claims`` can check what the
 agent states. ``report_facts``: the values an intent's report needs, found in this episode's
 tool results, never in the blueprint.
 """
@@ -20,6 +20,7 @@ ATTRIBUTES = (
     Attribute("date", AttributeType.date),
     Attribute("status", AttributeType.status, vocabulary=("booked", "cancelled", "canceled")),
     Attribute("doctor", AttributeType.phrase),
+    Attribute("time", AttributeType.phrase),  # the start's clock time, "16:30"
 )
 _REF = re.compile(r"\bAP-\d{6}\b", re.IGNORECASE)
 
@@ -45,10 +46,12 @@ def claim_records(observation: Observation) -> list[ClaimRecord]:
         if "booking_ref" in obj:
             status = obj["status"]
             out.append(ClaimRecord("appointment", obj["booking_ref"], ((obj["booking_ref"],),),
-                                   {"date": (obj["start"][:10],), "doctor": (obj["doctor"],),
+                                   {"date": (obj["start"][:10],), "time": (obj["start"][11:],),
+                                    "doctor": (obj["doctor"],),
                                     "status": (status, "canceled") if status == "cancelled" else (status,)}))
         elif "slot_code" in obj:
-            out.append(ClaimRecord("slot", obj["slot_code"], ((obj["slot_code"],),), {"date": (obj["start"][:10],)}))
+            out.append(ClaimRecord("slot", obj["slot_code"], ((obj["slot_code"],),),
+                                   {"date": (obj["start"][:10],), "time": (obj["start"][11:],)}))
     return out
 
 

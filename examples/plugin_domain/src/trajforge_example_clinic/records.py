@@ -69,15 +69,15 @@ def hours_until(start: str) -> float:
 def build_clinic_state(rng: random.Random, size: int) -> ClinicState:
     doctors = {code: Doctor(doctor_code=code, name=name, specialty=spec) for code, name, spec in DOCTORS}
     slots: dict[str, Slot] = {}
-    codes = iter(rng.sample(range(10000, 99999), 60 * len(DOCTORS) + 10))
+    per_day = min(16, 3 + size // 40)  # enough open slots for the patients, whatever the size
+    codes = iter(rng.sample(range(10000, 99999), 14 * 16 * len(DOCTORS)))
     for code in doctors:
-        for day in range(0, 12):
-            for hour in rng.sample(range(9, 17), 5):
-                at = datetime.fromisoformat(NOW) + timedelta(days=day, hours=hour - 9, minutes=rng.choice((0, 30)))
-                start = at.strftime("%Y-%m-%d %H:%M")
-                if start > NOW and all(s.start != start or s.doctor_code != code for s in slots.values()):
-                    slot = Slot(slot_code=f"SL-{next(codes)}", doctor_code=code, start=start, status="open")
-                    slots[slot.slot_code] = slot
+        for day in range(14):
+            for half_hour in sorted(rng.sample(range(16), per_day)):
+                at = datetime.fromisoformat(NOW) + timedelta(days=day, minutes=30 * half_hour)
+                slot = Slot(slot_code=f"SL-{next(codes)}", doctor_code=code, start=at.strftime("%Y-%m-%d %H:%M"),
+                            status="open")
+                slots[slot.slot_code] = slot
     patients: dict[str, Patient] = {}
     appointments: dict[str, Appointment] = {}
     numbers = rng.sample(range(1_000_000, 9_999_999), size)

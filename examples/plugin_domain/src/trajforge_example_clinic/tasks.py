@@ -99,8 +99,9 @@ class _Builder:
         doctors = [d for d in self.state.doctors.values()
                    if d.specialty == "general practice" or d.specialty in self.patient.referrals]
         doctor = self.rng.choice(doctors)
-        open_slots = sorted((s for s in self.state.slots.values()
-                             if s.doctor_code == doctor.doctor_code and s.status == "open" and s.start > NOW),
+        freed = {self.state.appointments[r].slot_code for r in self.used}  # not the slot just cancelled
+        open_slots = sorted((s for s in self.state.slots.values() if s.doctor_code == doctor.doctor_code
+                             and s.status == "open" and s.start > NOW and s.slot_code not in freed),
                             key=lambda s: s.start)
         if not open_slots:
             raise TaskRejected("no_open_slot", doctor.doctor_code)
