@@ -228,12 +228,7 @@ def test_the_sampler_asks_the_customer_to_act(domain: TelecomDomain) -> None:
     assert kinds >= {"no_data", "roaming_abroad", "data_topup", "pay_bill", "change_plan", "outage"}
 
 
-def test_domain_check_oracle_passes_and_faults_are_caught(domain: TelecomDomain,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    # not registered as an entry point yet: the episodes look blueprints' domains up by name
-    from trajforge.simulation import worker_state
-
-    monkeypatch.setitem(worker_state._DOMAINS, ("telecom", domain.size, domain.seed), domain)
+def test_domain_check_oracle_passes_and_faults_are_caught(domain: TelecomDomain) -> None:
     report = check_domain(domain, 60)
     assert report.blueprints >= 55
     result = report.as_dict()
