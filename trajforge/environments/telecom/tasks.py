@@ -14,7 +14,7 @@ import random
 from typing import Any, cast
 
 from trajforge.environments.base import Environment
-from trajforge.environments.kit import KindMix, draw_intents, run_ground_truth
+from trajforge.environments.kit import KindMix, TaskBuilder, draw_intents
 from trajforge.environments.tasks import DraftCall, DraftIntent, DraftOutput, DraftTask, TaskRejected
 from trajforge.environments.telecom.data import (
     PLANS,
@@ -50,35 +50,16 @@ def phone_fixes(device: Device) -> list[str]:
     return [fix for setting, fix in FIXES if wrong[setting]]
 
 
-class _Builder:
-    """Builds one task; holds the working environment and what was read so far."""
+class _Builder(TaskBuilder):
+    """Builds one task for one customer (the kit's builder: reads made once, entities used once)."""
 
     def __init__(self, env: Environment, rng: random.Random, customer: Customer, p_revision: float) -> None:
-        self.env, self.rng, self.customer, self.p_revision = env, rng, customer, p_revision
-        self.read: set[str] = set()
-        self.used: set[str] = set()
+        super().__init__(env, rng)
+        self.customer, self.p_revision = customer, p_revision
 
     @property
     def state(self) -> TelecomState:
         return cast(TelecomState, self.env.state)
-
-    def checkpoint(self) -> object:
-        return set(self.read), set(self.used)
-
-    def rollback(self, point: object) -> None:
-        read, used = cast(tuple[set[str], set[str]], point)
-        self.read, self.used = set(read), set(used)
-
-    def execute(self, intent: DraftIntent) -> None:
-        if run_ground_truth(self.env, intent):
-            self.read.clear()  # what was read before a write may be stale now
-
-    def read_call(self, name: str, args: dict[str, Any], needs: tuple[str, ...]) -> list[DraftCall]:
-        key = f"{name}:{sorted(args.items())}"
-        if key in self.read:
-            return []
-        self.read.add(key)
-        return [DraftCall(name, args, "read", needs)]
 
     def user_call(self, name: str, number: str) -> DraftCall:
         return DraftCall(name, {"number": number}, "user")

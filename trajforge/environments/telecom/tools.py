@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from trajforge.environments.base import ToolKind, Toolkit, tool
+from trajforge.environments.kit import find
 from trajforge.environments.telecom.data import (
     TOPUP_PRICE_PER_GB,
     TOPUP_SIZES,
@@ -32,16 +33,10 @@ class TelecomTools(Toolkit):
         return write_breaches(self.state, name, args)
 
     def _customer(self, customer_id: str) -> Customer:
-        customer = self.state.customers.get(customer_id)
-        if customer is None:
-            raise ToolError(f"customer {customer_id} not found")
-        return customer
+        return find(self.state.customers, customer_id, "customer")
 
     def _line(self, phone_number: str) -> Line:
-        line = self.state.lines.get(phone_number)
-        if line is None:
-            raise ToolError(f"line {phone_number} not found")
-        return line
+        return find(self.state.lines, phone_number, "line")
 
     def _device(self, number: str) -> Device:
         device = self.state.devices.get(number)
@@ -131,10 +126,7 @@ class TelecomTools(Toolkit):
         Args:
             bill_id: The bill id, e.g. "B1234567".
         """
-        bill = self.state.bills.get(bill_id)
-        if bill is None:
-            raise ToolError(f"bill {bill_id} not found")
-        return bill
+        return find(self.state.bills, bill_id, "bill")
 
     @tool(ToolKind.read)
     def check_network_outage(self, zip_code: str) -> dict[str, Any]:
@@ -213,9 +205,7 @@ class TelecomTools(Toolkit):
         Args:
             bill_id: The bill id.
         """
-        bill = self.state.bills.get(bill_id)
-        if bill is None:
-            raise ToolError(f"bill {bill_id} not found")
+        bill = find(self.state.bills, bill_id, "bill")
         self.state.bills[bill_id] = bill.model_copy(update={"status": "paid"})
         return self.state.bills[bill_id]
 
