@@ -383,8 +383,10 @@ def misstatements(domain: Domain, kind: str, spec: IntentSpec, slots: dict[str, 
     if entity and render(spec.reports, known, random.Random(0), need=entity[0], any_of=values):
         named = facts[entity[0]]
         others = [v for v in siblings(named, observed) if v not in facts.values()]
-        if others:  # the report must state a value, so that naming another entity misleads
-            out["wrong_entity_named"] = (entity[0], others[0])
+        stated = [str(facts[k]) for k in values]
+        misleading = [v for v in others if not _true_of(domain, v, stated, observed)]
+        if misleading:  # the report states values, so naming another entity misleads
+            out["wrong_entity_named"] = (entity[0], misleading[0])
         for other in others:
             for slot in slots:
                 alt = domain.report_facts(kind, {**slots, slot: other}, tuple(observed)).values
@@ -405,6 +407,25 @@ def misstatements(domain: Domain, kind: str, spec: IntentSpec, slots: dict[str, 
         if stale:
             out["stale_value"] = (stale[0], before[stale[0]])
     return out
+
+
+def _true_of(domain: Domain, key: str, stated: Sequence[str], observed: Sequence[Observation]) -> bool:
+    """Whether every stated value is also what the tools last showed for the entity ``key``
+    (then a report naming it instead states nothing false about it: no misstatement)."""
+    shown: set[str] = set()
+    for obs in observed:
+        for record in domain.claim_records(obs):
+            if any(key in name for name in record.names) or record.key == key:
+                shown = {_plain(v) for vs in record.values.values() for v in vs}
+    return bool(shown) and all(_plain(v) in shown for v in stated)
+
+
+def _plain(value: object) -> str:
+    text = str(value).strip().lower()
+    try:
+        return f"{float(text):.2f}"
+    except ValueError:
+        return text
 
 
 def wrong_tool_name(domain: Domain, name: str, form: str, rng: random.Random) -> str | None:

@@ -40,7 +40,10 @@ from trajforge.environments.base import Domain, Observation
 from trajforge.environments.claims import Attribute, AttributeType, ClaimRecord
 from trajforge.schemas.messages import AssistantMessage, Message, ToolCall, ToolMessage, agent_view
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")  # "$12.50" has no space after its point
+# a sentence ends at . ! ? and a space ("$12.50" has no space after its point), not after a title
+# or a common abbreviation ("Dr. Kovacs", "St. Louis", "e.g. the", "No. 5")
+_SENTENCE_END = re.compile(r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bNo\.)(?<!\bvs\.)"
+                           r"(?<!\bMrs\.)(?<!\bApt\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<=[.!?])\s+|\n+")
 _MONEY = re.compile(r"\$\s?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)")
 _CUES = {"is", "was", "are", "were", "been", "now", "currently", "still", "shows", "show",
          "showing", "marked", "status", "as", "reads", "listed", "s"}
