@@ -89,7 +89,6 @@ class Call:
     arguments: dict[str, Any]
     raw: str | None = None  # the arguments as written, when not the plain JSON of ``arguments``
     text: str | None = None  # words said in the same message as the call
-    also: str | None = None  # the same call again in the same message, its arguments so written
 
 
 @dataclass(frozen=True)
@@ -166,12 +165,7 @@ class ScriptedAgent:
             call = ToolCall(id=f"call_{next(self._ids):03d}", name=action.name,
                             arguments=action.raw if action.raw is not None else json.dumps(action.arguments))
             self._sent[call.id] = call
-            calls: tuple[ToolCall, ...] = (call,)
-            if action.also is not None:
-                again = ToolCall(id=f"call_{next(self._ids):03d}", name=action.name, arguments=action.also)
-                self._sent[again.id] = again
-                calls = (call, again)
-            return AgentReply(AssistantMessage(content=action.text, tool_calls=calls))
+            return AgentReply(AssistantMessage(content=action.text, tool_calls=(call,)))
         return AgentReply(AssistantMessage(content=action.text), end=isinstance(action, End))
 
     # --- helpers -----------------------------------------------------------------------------
@@ -228,7 +222,7 @@ class ScriptedAgent:
         action = next(script)
         while True:
             if text and isinstance(action, Call):
-                action, text = Call(action.name, action.arguments, action.raw, text, action.also), None
+                action, text = Call(action.name, action.arguments, action.raw, text), None
             reply = yield action
             try:
                 action = script.send(reply)
@@ -273,15 +267,6 @@ class ScriptedAgent:
                     yield Call(call.name, {**call.arguments,
                                            key: bad if isinstance(value, str) else [bad] + value[1:]})
                     break
-        handover = call.name == self.domain.transfer_tool  # nothing follows its result
-        if handover and self._repeat_after is not None:  # a repeat due after it comes before it
-            earlier = self.bp.ground_truth.calls[self._repeat_after]
-            self._repeat_after = None
-            yield Call(earlier.name, earlier.arguments)
-        if handover and self._is(FaultKind.repeated_call, t) and self.form != "after_other_read":
-            self._spent = True  # the hand-over repeated in the same message: both calls run
-            yield Call(call.name, call.arguments, also=self._repeat_raw(call.arguments))
-            return
         result = yield Call(call.name, call.arguments if arguments is None else arguments)
         if call.name in self.domain.auth_tools and isinstance(result, ToolMessage) and not result.is_error:
             self._authed = True
