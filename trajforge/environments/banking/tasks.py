@@ -31,7 +31,7 @@ from trajforge.environments.banking.policy import DISPUTE_REASONS, REPLACE_REASO
 from trajforge.environments.banking.reports import describe
 from trajforge.environments.banking.tools import new_last_four, next_id
 from trajforge.environments.base import Environment
-from trajforge.environments.kit import KindMix, draw_intents, run_ground_truth
+from trajforge.environments.kit import KindMix, TaskBuilder, draw_intents
 from trajforge.environments.tasks import (
     DraftCall,
     DraftIntent,
@@ -67,38 +67,22 @@ def _distinct(a: str, b: str) -> bool:
     return a.lower() not in b.lower() and b.lower() not in a.lower()
 
 
-class _Builder:
-    """Builds one task; holds the working environment and what was read since the last write."""
+class _Builder(TaskBuilder):
+    """Builds one task for one customer; the kit's builder holds the working environment, what
+    was read since the last write and the entities intents have taken."""
 
     def __init__(self, env: Environment, rng: random.Random, customer: Customer,
                  p_indirect: float, p_revision: float, p_redirect: float) -> None:
-        self.env, self.rng, self.customer = env, rng, customer
+        super().__init__(env, rng)
+        self.customer = customer
         self.p_indirect, self.p_revision, self.p_redirect = p_indirect, p_revision, p_redirect
-        self.read: set[str] = set()
-        self.used: set[str] = set()
 
     @property
     def state(self) -> BankingState:
         return cast(BankingState, self.env.state)
 
-    def checkpoint(self) -> object:
-        return set(self.read), set(self.used)
-
-    def rollback(self, point: object) -> None:
-        read, used = cast(tuple[set[str], set[str]], point)
-        self.read, self.used = set(read), set(used)
-
-    def execute(self, intent: DraftIntent) -> None:
-        if run_ground_truth(self.env, intent):
-            self.read.clear()  # what was read before a write may be stale now
-            self.customer = self.state.customers[self.customer.id]
-
-    def read_call(self, name: str, args: dict[str, Any], needs: tuple[str, ...]) -> list[DraftCall]:
-        key = f"{name}:{sorted(args.items())}"
-        if key in self.read:
-            return []
-        self.read.add(key)
-        return [DraftCall(name, args, "read", needs)]
+    def refresh(self) -> None:
+        self.customer = self.state.customers[self.customer.id]
 
     def build(self, kind: str) -> DraftIntent:
         intent: DraftIntent = getattr(self, f"_{kind}")()

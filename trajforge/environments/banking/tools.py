@@ -21,6 +21,7 @@ from trajforge.environments.banking.data import (
 )
 from trajforge.environments.banking.policy import write_breaches
 from trajforge.environments.base import ToolKind, Toolkit, tool
+from trajforge.environments.kit import find
 from trajforge.errors import ToolError
 
 
@@ -70,22 +71,13 @@ class BankingTools(Toolkit):
         return write_breaches(self.state, name, args)
 
     def _customer(self, customer_id: str) -> Customer:
-        customer = self.state.customers.get(customer_id)
-        if customer is None:
-            raise ToolError(f"customer {customer_id} not found")
-        return customer
+        return find(self.state.customers, customer_id, "customer")
 
     def _account(self, account_id: str) -> Account:
-        account = self.state.accounts.get(account_id)
-        if account is None:
-            raise ToolError(f"account {account_id} not found")
-        return account
+        return find(self.state.accounts, account_id, "account")
 
     def _card(self, card_id: str) -> Card:
-        card = self.state.cards.get(card_id)
-        if card is None:
-            raise ToolError(f"card {card_id} not found")
-        return card
+        return find(self.state.cards, card_id, "card")
 
     def _move(self, source: Account, amount: float) -> Account:
         updated = source.model_copy(update={
@@ -212,10 +204,7 @@ class BankingTools(Toolkit):
         Args:
             transaction_id: The transaction id, e.g. "TXN-40918273".
         """
-        txn = self.state.transactions.get(transaction_id)
-        if txn is None:
-            raise ToolError(f"transaction {transaction_id} not found")
-        return txn
+        return find(self.state.transactions, transaction_id, "transaction")
 
     @tool(ToolKind.read)
     def list_payees(self, customer_id: str) -> list[Payee]:
@@ -279,9 +268,7 @@ class BankingTools(Toolkit):
             amount: The amount in dollars, e.g. 250.0.
         """
         source = self._account(from_account_id)
-        payee = self.state.payees.get(payee_id)
-        if payee is None:
-            raise ToolError(f"payee {payee_id} not found")
+        payee = find(self.state.payees, payee_id, "payee")
         source = self._move(source, amount)
         transfer = Transfer(id=next_id(self.state.transfers, "TRF", 9), kind="payee",
                             from_account_id=source.id, payee_id=payee.id, amount=amount,
@@ -298,9 +285,7 @@ class BankingTools(Toolkit):
             transaction_id: The transaction id, e.g. "TXN-40918273".
             reason: One of "unrecognized charge", "duplicate charge", "wrong amount", "item not received".
         """
-        txn = self.state.transactions.get(transaction_id)
-        if txn is None:
-            raise ToolError(f"transaction {transaction_id} not found")
+        txn = find(self.state.transactions, transaction_id, "transaction")
         account = self.state.accounts[txn.account_id]
         dispute = Dispute(id=next_id(self.state.disputes, "DSP", 9),
                           customer_id=account.customer_id, account_id=account.id,
