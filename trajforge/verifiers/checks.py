@@ -97,18 +97,23 @@ class Context:
         return tool is not None and tool.kind is ToolKind.write
 
 
-_NUMBER = re.compile(r"(?<![\d.])-?\d[\d,]*(?:\.\d+)?")
+# a number standing alone: not part of an id ("HA482"), a date ("2024-05-23"), a time ("15:00")
+_NUMBER = re.compile(r"(?<![\w.#/:-])-?\d[\d,]*(?:\.\d+)?(?![\w/:-]|\.\d)")
+_MONTH_BEFORE = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+$",
+                           re.IGNORECASE)
 
 
 def _says(value: str, text: str, domain: Domain) -> bool:
-    """Whether ``text`` states ``value``: a number as a whole number in it (``12.00`` is not in
-    ``$112.00``), anything else as a phrase, ids compared after the domain's normalisation."""
+    """Whether ``text`` states ``value``: a number as a number standing alone in it (``12.00``
+    is not in ``$112.00``, ``23`` not in "May 23", "HA023" or "2024-05-23"), anything else as
+    a phrase, ids compared after the domain's normalisation."""
     try:
         wanted = float(value)
     except ValueError:
         said, want = domain.canonical_ids(text).lower(), domain.canonical_ids(value).lower()
         return re.search(r"(?<![\w])" + re.escape(want) + r"(?![\w])", said) is not None
-    return any(abs(float(n.replace(",", "")) - wanted) < 0.005 for n in _NUMBER.findall(text))
+    return any(abs(float(m.group().replace(",", "")) - wanted) < 0.005 for m in _NUMBER.finditer(text)
+               if not _MONTH_BEFORE.search(text[max(0, m.start() - 12):m.start()]))
 
 
 # --- the checks -------------------------------------------------------------------------------
