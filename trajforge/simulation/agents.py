@@ -198,7 +198,7 @@ class ScriptedAgent:
         """The intent's slots as the user last gave them."""
         intent = self.bp.user.intents[k]
         slots = {s: self._current(k, s) or v for s, v in intent.slots.items()}
-        for slot in ("payment", "reason"):
+        for slot in self.domain.slots:  # a fact given for this intent beyond its own slots
             if slot not in slots and self._current(k, slot):
                 slots[slot] = self._current(k, slot) or ""
         return slots
@@ -461,8 +461,8 @@ class ScriptedAgent:
         """What the write will do, in words: the user's wishes over what the tools showed."""
         values = {**(facts if facts is not None else self._facts(kind, slots).values),
                   **{s: second_person(v) for s, v in slots.items()}}
-        values.setdefault("reason", "")
-        values.setdefault("payment", "")
+        for slot in spec.slots:  # a slot the user left out (an optional reason) reads as nothing
+            values.setdefault(slot, "")
         return render(spec.actions, values, self.rng) or spec.actions[0].format_map(
             {k: values.get(k, "") for k in fields_of(spec.actions[0])})
 
@@ -523,7 +523,8 @@ class ScriptedAgent:
     def _report(self, k: int, kind: str, spec: IntentSpec, slots: dict[str, str], write_at: int) -> Script:
         facts = self._facts(kind, slots)
         values = {**{s: second_person(v) for s, v in slots.items()}, **facts.values}
-        values.setdefault("payment", "")
+        for slot in spec.slots:
+            values.setdefault(slot, "")
         anything = self.rng.choice(self._anything_else)
         text = render(spec.reports, values, self.rng) or self.rng.choice(self.domain.bare_reports)
         if self._is(FaultKind.missing_output, k):

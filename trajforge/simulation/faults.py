@@ -227,10 +227,20 @@ class Rehearsal:
     authenticated: str | None = None
 
 
+# what a rehearsal records for a ground-truth call the user makes (kept, so indices stay the
+# calls', as an error, so no report reads its result)
+USER_ACT = "performed by the user on their own device; not seen by the agent"
+
+
 def rehearse(bp: TaskBlueprint, domain: Domain, stop: int) -> Rehearsal:
     out = Rehearsal(domain.environment())
     for i, call in enumerate(bp.ground_truth.calls[:stop]):
         tool_call = ToolCall(id=f"r{i}", name=call.name, arguments=json.dumps(call.arguments))
+        if call.kind == "user":  # the user's own act: its effect counts, the agent never sees it
+            out.env.execute(tool_call, actor="user")
+            out.observed.append(Observation(call.name, dict(call.arguments), error=USER_ACT))
+            out.texts.append("")
+            continue
         message = out.env.execute(tool_call)
         out.observed.append(Observation.of(tool_call, message))
         out.texts.append(message.content)
@@ -505,7 +515,7 @@ def _call_forms(bp: TaskBlueprint, domain: Domain, kind: FaultKind, t: int,
             forms.append("keys_reordered")
         if call.arguments:
             forms += ["compact_json", "spacing_changed"]
-    elif kind is FaultKind.hallucinated_id:
+    elif kind is FaultKind.hallucinated_id and call.kind != "user":
         scalar, lists = id_params(domain, call.arguments)
         rehearsal = rehearse(bp, domain, t)
         seen = rehearsal.texts + list(bp.user.known_facts.values()) + list(bp.user.hidden_facts.values())

@@ -49,8 +49,8 @@ _CUES = {"is", "was", "are", "were", "been", "now", "currently", "still", "shows
          "showing", "marked", "status", "as", "reads", "listed", "s"}
 _NEGATIONS = {"not", "no", "never", "isn", "wasn", "aren", "t", "longer"}
 _WORD = re.compile(r"[a-z0-9]+")
-_PROPOSAL = re.compile(r"\b(can|could|would|shall|should|'ll|will be able|going to|to confirm|plan|like me to|"
-                       r"want me to|about to)\b", re.IGNORECASE)
+_PROPOSAL = re.compile(r"\b(can|could|would|shall|should|'ll|will be able|going to|to confirm|like me to|"
+                       r"want me to|about to)\b|\bthe plan\b(?=\s*(?:is\b|:))", re.IGNORECASE)
 _MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
                                        "nov", "dec"), start=1)}
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"

@@ -60,10 +60,16 @@ def transcript(trajectory: Trajectory, domain: Domain) -> str:
     """The conversation as numbered lines (``[3] user: ...``, ``[4] agent calls name(args)``,
     a write marked ``WRITE_MARK``), what the judge reads and quotes."""
     writes = {t.name for t in domain.tools.values() if t.kind is ToolKind.write}
+    users_calls = {c.id for m in trajectory.messages if isinstance(m, UserMessage) for c in m.tool_calls}
     lines = []
     for i, m in enumerate(trajectory.messages):
         if isinstance(m, UserMessage):
-            lines.append(f"[{i}] user: {m.content}")
+            if m.content:
+                lines.append(f"[{i}] user: {m.content}")
+            for call in m.tool_calls:  # dual control: the user acts on their own device
+                lines.append(f"[{i}] user does {call.name}({call.arguments}) on their own device")
+        elif isinstance(m, ToolMessage) and m.tool_call_id in users_calls:
+            lines.append(f"[{i}] the user's device{' ERROR' if m.is_error else ''}: {m.content[:400]}")
         elif isinstance(m, AssistantMessage):
             if m.content:
                 lines.append(f"[{i}] agent: {m.content}")
