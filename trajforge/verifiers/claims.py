@@ -53,7 +53,9 @@ _PROPOSAL = re.compile(r"\b(can|could|would|shall|should|'ll|will be able|going 
                        r"want me to|about to)\b|\bthe plan\b(?=\s*(?:is\b|:))", re.IGNORECASE)
 _MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
                                        "nov", "dec"), start=1)}
-_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+# a month's full name or its three-letter form ("Mar", "Mar."), not any word starting so ("Marriott")
+_MONTH = (r"(?:january|february|march|april|may|june|july|august|september|october|november|december"
+          r"|(?:jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?(?![a-z]))")
 _ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _NAMED_DATE = re.compile(rf"\b(?:(?P<m1>{_MONTH})\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?|(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?"
                          rf"\s+(?:of\s+)?(?P<m2>{_MONTH}))(?:,?\s+(?P<y>\d{{4}}))?\b", re.IGNORECASE)
@@ -89,6 +91,8 @@ def _dates(sentence: str) -> Iterable[tuple[int, str, str]]:
     for m in _NAMED_DATE.finditer(sentence):
         month = _MONTHS[(m.group("m1") or m.group("m2"))[:3].lower()]
         day = int(m.group("d1") or m.group("d2"))
+        if not 1 <= day <= 31:
+            continue
         year = m.group("y")
         yield m.start(), (f"{year}-" if year else "") + f"{month:02d}-{day:02d}", m.group(0)
 
