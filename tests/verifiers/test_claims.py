@@ -194,3 +194,24 @@ def test_an_address_or_a_date_said_of_the_wrong_order_fails(domain: RetailDomain
     for said in (target.placed_on, f"{month} {day}", f"{day} {month} {target.placed_on[:4]}"):
         assert claim_problems(domain, messages + [AssistantMessage(content=f"Order {target.id} was placed on {said}.")]) == []
         assert claim_problems(domain, messages + [AssistantMessage(content=f"Order {other.id} was placed on {said}.")])
+
+
+def test_an_entity_named_in_a_sentence_is_no_claim_about_itself_and_dates_need_a_month() -> None:
+    """"Reservation GE788C now has flight HA152" claims a flight of GE788C: the flight's own
+    number names the flight and says nothing about it (so another reservation's flight fails);
+    "Marriott" and "Maybe" are not months, "Dr. Kovacs" does not end a sentence."""
+    from trajforge.environments.airline import AirlineDomain
+    from trajforge.environments.claims import ClaimRecord
+    from trajforge.verifiers.claims import _dates, message_problems
+
+    airline = AirlineDomain(30, 0)
+    mine = ClaimRecord("reservation", "AX795P", (("AX795P",),), {"flight": ("HA152",), "amount": (426.0,)})
+    other = ClaimRecord("reservation", "GE788C", (("GE788C",),), {"flight": ("HA755",), "amount": (426.0,)})
+    flight = ClaimRecord("flight", "HA152", (("HA152",),), {"flight": ("HA152",)})
+    latest = {(r.kind, r.key): r for r in (mine, other, flight)}
+    assert message_problems(airline, "Reservation AX795P now has flight HA152.", latest) == []
+    problems = message_problems(airline, "Reservation GE788C now has flight HA152.", latest)
+    assert problems and "GE788C" in problems[0]
+    assert list(_dates("the $612.98 Marriott charge")) == [] and list(_dates("Maybe 12 of them")) == []
+    assert [d for _, d, _ in _dates("on May 19th and 3 March 2024")] == ["05-19", "2024-03-03"]
+    assert sentences("Seen by Dr. Amara Kovacs on May 3. Done.") == ["Seen by Dr. Amara Kovacs on May 3.", "Done."]

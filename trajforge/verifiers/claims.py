@@ -182,9 +182,18 @@ class _Mentions:
         return out
 
 
+def _own_name(claim: Claim, record: ClaimRecord) -> bool:
+    """Whether a phrase claim is the record's own name ("flight HA152" names the flight, and
+    says nothing about it): it can only be a claim about another entity in the sentence."""
+    return claim.attribute.type is AttributeType.phrase and any(
+        str(claim.value).lower() == part.lower() for name in record.names for part in name)
+
+
 def _owner(claim: Claim, named: list[tuple[int, int, ClaimRecord]],
            context: list[ClaimRecord]) -> ClaimRecord | None:
     having = [(pos, spec, r) for pos, spec, r in named if claim.attribute.name in r.values]
+    if any(not _own_name(claim, r) for _, _, r in having):
+        having = [(pos, spec, r) for pos, spec, r in having if not _own_name(claim, r)]
     if having:
         # the most specific name (a variant over its product), then the nearest, preceding first
         best = max(spec for _, spec, _ in having)
@@ -216,7 +225,7 @@ def message_problems(domain: Domain, text: str, latest: dict[tuple[str, str], Cl
             # whole for its own variant: a variant's parent shows every variant's value)
             parts = {p for name in owner.names for p in name}
             others = [r for _, _, r in named if r.kind != owner.kind and claim.attribute.name in r.values
-                      and not any(set(name) <= parts for name in r.names)]
+                      and not any(set(name) <= parts for name in r.names) and not _own_name(claim, r)]
             if not _holds(claim, owner) and not any(_holds(claim, r) for r in others):
                 shown = ", ".join(map(str, owner.values.get(claim.attribute.name, ()))) or "nothing"
                 problems.append(f"says {claim.attribute.name} '{claim.text}' of {owner.kind} {owner.key}; "
