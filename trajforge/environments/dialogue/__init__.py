@@ -32,9 +32,10 @@ closing P 0.975 R 0.983 (the nine-member bag with ~650 more hand-written multi-d
 and the negation-scope, deferral and question-first cues; before them consent R 0.964; the
 identity-question cue lost its retail words and 26 agent rows taught that "Which seat should
 I ...?" asks for a fact, after which anything_else recall fell from 1.000 to 0.985); the
-generator's own phrases, all four domains' (1,334), are all read right. Consent recall (and so non-consent precision) and
-closing precision are still below the 98% target on eval, although dev and dev2 (below) are
-above it: the gap between the tuning banks and eval is itself the finding.
+generator's own phrases, all four domains' (1,334), are all read right. Consent recall (and
+so non-consent precision) and closing precision are still below the 98% target on eval,
+although dev and dev2 (below) are above it: the gap between the tuning banks and eval is itself
+the finding.
 
 Model choices are made on ``banks/dev.jsonl`` (534 hand-written replies to a confirmation request,
 265 consents, 269 non-consents; disjoint from train, eval and the generator's phrases, no word

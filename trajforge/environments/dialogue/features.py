@@ -75,7 +75,8 @@ _SLOT_Q = _rx(
     r"which", r"what(?:'s| is| was| are) (?:your|the)", r"what \w+ (?:is|was|would|do|did)",
     r"(?:could|can|would) you (?:give|tell|share|provide|send|point|let) me", r"could i (?:get|have)",
     r"(?:can|may) i (?:get|have|ask)", r"please (?:share|provide|give|tell)", r"how (?:many|much) ",
-    r"do you (?:know|have|remember|recall)", r"(?:or|and) (?:your )?(?:name|\w+ code|date of birth|email|pin|passcode)", r"where ",
+    r"do you (?:know|have|remember|recall)",
+    r"(?:or|and) (?:your )?(?:name|\w+ code|date of birth|email|pin|passcode)", r"where ",
     r"what (?:size|color|colour|option|item|address|card|payment|method|reason)",
 )
 _ELSE = _rx(
