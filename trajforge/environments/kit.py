@@ -165,7 +165,11 @@ class TaskBuilder:
         return self.env.state
 
     def build(self, kind: str) -> DraftIntent:
-        raise NotImplementedError(f"{type(self).__name__} builds no intent of kind {kind}")
+        """The intent of ``kind``: by default the builder's method ``_<kind>()``."""
+        method = getattr(self, f"_{kind}", None)
+        if method is None:
+            raise TaskRejected("unknown_intent_kind", kind)
+        return cast(DraftIntent, method())
 
     def read_call(self, name: str, args: dict[str, Any], needs: tuple[str, ...] = ()) -> list[DraftCall]:
         """``[the read]``, or ``[]`` when this task already made it since its last write."""

@@ -27,7 +27,7 @@ from tests.domains.library.data import (
     shift,
 )
 from trajforge.environments.base import Environment
-from trajforge.environments.kit import KindMix, draw_intents, run_ground_truth
+from trajforge.environments.kit import KindMix, TaskBuilder, draw_intents
 from trajforge.environments.tasks import DraftCall, DraftIntent, DraftOutput, DraftTask, TaskRejected
 
 KINDS = KindMix(read_only=("loan_due", "renew_refused", "lost_card"),
@@ -36,43 +36,21 @@ KINDS = KindMix(read_only=("loan_due", "renew_refused", "lost_card"),
                 once=frozenset({"pay_fines", "lost_card"}), final=frozenset({"lost_card"}))
 
 
-class _Builder:
+class _Builder(TaskBuilder):
+    """Builds one task for one member (the kit's TaskBuilder: reads made, entities used)."""
+
     def __init__(self, env: Environment, rng: random.Random, member: Member, p_indirect: float,
                  p_revision: float) -> None:
-        self.env, self.rng, self.member = env, rng, member
+        super().__init__(env, rng)
+        self.member = member
         self.p_indirect, self.p_revision = p_indirect, p_revision
-        self.read: set[str] = set()
-        self.used: set[str] = set()
 
     @property
     def state(self) -> LibraryState:
         return cast(LibraryState, self.env.state)
 
-    # --- the kit's IntentBuilder ---
-
-    def checkpoint(self) -> object:
-        return set(self.read), set(self.used)
-
-    def rollback(self, point: object) -> None:
-        read, used = cast(tuple[set[str], set[str]], point)
-        self.read, self.used = set(read), set(used)
-
-    def execute(self, intent: DraftIntent) -> None:
-        if run_ground_truth(self.env, intent):
-            self.read.clear()
-            self.member = self.state.members[self.member.card_number]
-
-    def build(self, kind: str) -> DraftIntent:
-        return cast(DraftIntent, getattr(self, f"_{kind}")())
-
-    # --- helpers ---
-
-    def read_call(self, name: str, args: dict[str, Any], needs: tuple[str, ...]) -> list[DraftCall]:
-        key = f"{name}:{sorted(args.items())}"
-        if key in self.read:
-            return []
-        self.read.add(key)
-        return [DraftCall(name, args, "read", needs)]
+    def refresh(self) -> None:
+        self.member = self.state.members[self.member.card_number]
 
     def loans(self) -> list[Loan]:
         return [self.state.loans[r] for r in self.member.loan_refs if self.state.loans[r].status == "on loan"]

@@ -3,7 +3,7 @@
 Each intent kind is a ``_Builder._<kind>`` method returning a ``DraftIntent`` (the user's slot
 values, the ground-truth calls, the outputs the agent must state) or raising ``TaskRejected``
 when this patient has none; ``kit.draw_intents`` tries kinds by weight and runs each intent's
-calls on the working environment (``kit.run_ground_truth``) before drawing the next.
+calls on the working environment (``kit.TaskBuilder.execute``) before drawing the next.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Any, cast
 
 from trajforge.environments.base import Environment
-from trajforge.environments.kit import KindMix, draw_intents, run_ground_truth
+from trajforge.environments.kit import KindMix, TaskBuilder, draw_intents
 from trajforge.environments.tasks import DraftCall, DraftIntent, DraftOutput, DraftTask, TaskRejected
 from trajforge_example_clinic.records import (
     MAX_UPCOMING,
@@ -31,40 +31,21 @@ KINDS = KindMix(read_only=("visit_time", "cancel_too_late", "prescription"),
                 once=frozenset({"prescription"}), final=frozenset({"prescription"}))
 
 
-class _Builder:
+class _Builder(TaskBuilder):
+    """Builds one task for one patient (the kit's TaskBuilder: reads made, entities used)."""
+
     def __init__(self, env: Environment, rng: random.Random, patient: Patient, p_indirect: float,
                  p_revision: float) -> None:
-        self.env, self.rng, self.patient = env, rng, patient
+        super().__init__(env, rng)
+        self.patient = patient
         self.p_indirect, self.p_revision = p_indirect, p_revision
-        self.read: set[str] = set()  # reads already made (a read is not made twice)
-        self.used: set[str] = set()  # appointments an earlier intent is about
 
     @property
     def state(self) -> ClinicState:
         return cast(ClinicState, self.env.state)
 
-    # what kit.draw_intents drives
-    def build(self, kind: str) -> DraftIntent:
-        return cast(DraftIntent, getattr(self, f"_{kind}")())
-
-    def checkpoint(self) -> object:
-        return set(self.read), set(self.used)
-
-    def rollback(self, point: object) -> None:
-        read, used = cast(tuple[set[str], set[str]], point)
-        self.read, self.used = set(read), set(used)
-
-    def execute(self, intent: DraftIntent) -> None:
-        if run_ground_truth(self.env, intent):
-            self.read.clear()  # a write may have changed what was read
-            self.patient = self.state.patients[self.patient.patient_number]
-
-    def read_call(self, name: str, args: dict[str, Any], needs: tuple[str, ...]) -> list[DraftCall]:
-        key = f"{name}:{sorted(args.items())}"
-        if key in self.read:
-            return []
-        self.read.add(key)
-        return [DraftCall(name, args, "read", needs)]
+    def refresh(self) -> None:
+        self.patient = self.state.patients[self.patient.patient_number]
 
     def upcoming(self) -> list[Appointment]:
         return [a for r in self.patient.bookings if (a := self.state.appointments[r]).status == "booked"
