@@ -289,3 +289,21 @@ def test_state_tables_must_be_dicts_of_frozen_records_all_the_way_down() -> None
     listed = state_problem(ListState)
     assert listed is not None and listed.startswith("state table ListState.holders is list[")
     assert listed.endswith("not a table; declare it as dict[str, <record>] with a frozen record type")
+
+
+def test_dual_control_declarations_that_name_nothing_are_one_line_problems() -> None:
+    """``instructions`` for a tool that is not the user's, ``user_tables`` naming no table:
+    a load-time problem naming the declaration and the fix (a ``BrokenDomain`` at the registry)."""
+    from trajforge.environments.telecom import TelecomDomain
+    from trajforge.environments.validate import domain_problem
+
+    class StrayTable(TelecomDomain):
+        user_tables = frozenset({"phones"})
+
+    class StrayInstruction(TelecomDomain):
+        instructions = {**TelecomDomain.instructions, "enable_roaming": next(iter(TelecomDomain.instructions.values()))}
+
+    assert domain_problem(TelecomDomain) is None
+    assert "user_tables names phones" in (domain_problem(StrayTable) or "")
+    problem = domain_problem(StrayInstruction) or ""
+    assert "instructions names" in problem and "not a user tool" in problem

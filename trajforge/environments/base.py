@@ -408,11 +408,6 @@ class Domain(ABC):
         # dual control: the agent's tools (read and write) and the user's own (their device's)
         self.agent_tools = {n: t for n, t in self.tools.items() if t.kind is not ToolKind.user}
         self.user_tools = {n: t for n, t in self.tools.items() if t.kind is ToolKind.user}
-        unknown = ((set(self.instructions) - set(self.user_tools))
-                   | (set(self.user_tables) - set(self.template.tables())))
-        if unknown:
-            raise TypeError(f"domain {self.name}: instructions or user_tables name no user tool or "
-                            f"table: {sorted(unknown)}")
 
     @classmethod
     @abstractmethod

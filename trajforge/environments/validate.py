@@ -18,7 +18,15 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from trajforge.environments.base import _TOOL_ATTR, Domain, State, Toolkit, _parse_docstring, toolkit_tools
+from trajforge.environments.base import (
+    _TOOL_ATTR,
+    Domain,
+    State,
+    ToolKind,
+    Toolkit,
+    _parse_docstring,
+    toolkit_tools,
+)
 from trajforge.errors import ConfigError
 
 FROZEN_FIX = "make the record frozen (model_config frozen=True, or subclass trajforge.schemas.base.Record)"
@@ -76,6 +84,22 @@ def domain_problem(cls: Any) -> str | None:
         problem = state_problem(state)
         if problem:
             return problem
+    return dual_control_problem(cls, states)
+
+
+def dual_control_problem(cls: type[Domain], states: tuple[type[State], ...]) -> str | None:
+    """``instructions`` for a tool that is not a user tool, or ``user_tables`` naming no table."""
+    tools = toolkit_tools(cls.toolkit_type)  # type: ignore[arg-type]  # mypy: a class is Hashable
+    user = {name for name, t in tools.items() if t.kind is ToolKind.user}
+    stray = sorted(set(cls.instructions) - user)
+    if stray:
+        return (f"{cls.__name__}.instructions names {', '.join(stray)}, not a user tool; mark the tool "
+                "@tool(ToolKind.user) or drop its instructions")
+    tables = {t for state in states for t in state.tables()}
+    stray = sorted(set(cls.user_tables) - tables)
+    if stray:
+        return (f"{cls.__name__}.user_tables names {', '.join(stray)}, not a table of its state; "
+                f"name tables of {', '.join(s.__name__ for s in states)}")
     return None
 
 
