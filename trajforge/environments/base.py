@@ -48,6 +48,12 @@ class ToolKind(StrEnum):
 
 _TOOL_ATTR = "__trajforge_tool__"
 Actor = Literal["agent", "user"]  # who makes a tool call
+
+
+def actor_of(kind: str) -> Actor:
+    """Who makes a planned call of ``kind`` (a ground-truth or draft call's): the user for a
+    user tool, the agent otherwise."""
+    return "user" if kind == "user" else "agent"
 F = TypeVar("F", bound=Callable[..., Any])
 
 

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast
 
-from trajforge.environments.base import Environment, State
+from trajforge.environments.base import Environment, State, actor_of
 from trajforge.environments.tasks import DraftCall, DraftIntent
 from trajforge.errors import TaskRejected, ToolError
 
@@ -140,7 +140,7 @@ def run_ground_truth(env: Environment, intent: DraftIntent) -> bool:
     wrote = False
     for call in intent.calls:
         try:
-            env.call(call.name, call.arguments, "user" if call.kind == "user" else "agent")
+            env.call(call.name, call.arguments, actor_of(call.kind))
         except ToolError as exc:
             raise TaskRejected("ground_truth_call_failed", f"{call.name}: {exc}") from None
         wrote = wrote or call.kind == "write"

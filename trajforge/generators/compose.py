@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from trajforge.environments.base import Actor, Domain, Environment
+from trajforge.environments.base import Domain, Environment, actor_of
 from trajforge.environments.tasks import DraftTask, IntentSpec
 from trajforge.errors import TaskRejected, ToolError
 from trajforge.schemas.blueprint import (
@@ -161,14 +161,9 @@ def compose_blueprint(domain: Domain, draft: DraftTask, rng: random.Random, *, s
         provenance=Provenance(generator=generator, version=version, seed=seed, index=index))
 
 
-def _actor(call: GroundTruthCall) -> Actor:
-    """Who makes a ground-truth call: the user for a user tool, the agent otherwise."""
-    return "user" if call.kind == "user" else "agent"
-
-
 def _run(env: Environment, call: GroundTruthCall) -> object:
     try:
-        result = env.call(call.name, call.arguments, _actor(call))
+        result = env.call(call.name, call.arguments, actor_of(call.kind))
     except ToolError as exc:
         raise TaskRejected("ground_truth_call_failed", f"{call.name}: {exc}") from None
     from trajforge.environments.base import _result_text
@@ -209,7 +204,7 @@ def validate_blueprint(bp: TaskBlueprint, domain: Domain) -> BlueprintCheck:
             if breaches:
                 return BlueprintCheck(False, "policy_breach", f"call {i} {call.name}: {breaches}")
         try:
-            result = env.call(call.name, call.arguments, _actor(call))
+            result = env.call(call.name, call.arguments, actor_of(call.kind))
         except ToolError as exc:
             return BlueprintCheck(False, "call_failed", f"call {i} {call.name}: {exc}")
         from trajforge.environments.base import _result_text
