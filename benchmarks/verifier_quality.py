@@ -40,25 +40,19 @@ AGENTS = ("oracle", "faulty")
 MAX_EXAMPLES = 10  # per check (false positives) or per fault kind (misses)
 
 
-def _chunks(items: list[Any], size: int) -> list[list[Any]]:
-    return [items[i:i + size] for i in range(0, len(items), size)]
-
-
 def measure(n_blueprints: int, size: int, seed: int, chunk: int) -> dict[str, Any]:
     from trajforge.environments.retail import RetailDomain
+    from trajforge.evaluation.domain_check import play_and_verify
     from trajforge.generators import generate_blueprints
     from trajforge.schemas.blueprint import BlueprintRejection
-    from trajforge.schemas.config import GenerationConfig, RunConfig, SimulationConfig
+    from trajforge.schemas.config import GenerationConfig
     from trajforge.schemas.trajectory import FaultKind
-    from trajforge.simulation.batch import simulate_batch  # the build's own simulation step
     from trajforge.simulation.faults import FAULT_CHECKS
-    from trajforge.simulation.worker_state import SimulationContext
     from trajforge.verifiers import verify
     from trajforge.verifiers.checks import CHECKS
 
     began = time.perf_counter()
     domain = RetailDomain(size, seed)
-    config = RunConfig(simulation=SimulationConfig(agents=AGENTS))
     check_names = list(CHECKS)
 
     blueprints = []
@@ -73,7 +67,6 @@ def measure(n_blueprints: int, size: int, seed: int, chunk: int) -> dict[str, An
     oracle_fail: Counter[str] = Counter()
     oracle_any_fail = 0
     oracle_examples: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    skipped_faulty = 0
     injected: Counter[str] = Counter()
     kind_fail: dict[str, Counter[str]] = defaultdict(Counter)  # kind -> check -> failures
     kind_any_fail: Counter[str] = Counter()
@@ -89,65 +82,62 @@ def measure(n_blueprints: int, size: int, seed: int, chunk: int) -> dict[str, An
     reworded_fail: Counter[str] = Counter()
     reworded_examples: dict[str, list[dict[str, Any]]] = defaultdict(list)
 
-    for part in _chunks(blueprints, chunk):
-        ctx = SimulationContext(config, domain)
-        simulated = simulate_batch(config, part, part[-1].provenance.index + 1, ctx)
-        ctx.close()
-        skipped_faulty += simulated.skipped  # faulty, but the blueprint admits no fault
-        by_id = {bp.id: bp for bp in part}
-        for trajectory in simulated.trajectories:
-            bp = by_id[trajectory.blueprint_id]
-            agent = "oracle" if trajectory.episode.fault is None else "faulty"
-            terminations[agent][trajectory.termination.value] += 1
-            verdicts = {v.check: v for v in verify(trajectory, bp, domain)}
-            failed = [name for name in check_names if not verdicts[name].passed]
-            record = {"trajectory_id": trajectory.id, "blueprint_id": bp.id,
-                      "blueprint_index": bp.provenance.index,
-                      "termination": trajectory.termination.value,
-                      "failed": {name: verdicts[name].reason for name in failed}}
-            if agent == "oracle":
-                rng = random.Random(trajectory.id)
-                messages = tuple(m.model_copy(update={"content": reworder.reword(m.role, m.content, rng)})
-                                 if m.role in ("assistant", "user") else m for m in trajectory.messages)
-                reworded = trajectory.model_copy(update={"messages": messages})
-                reworded_episodes += 1
-                reworded_changed += messages != trajectory.messages
-                again = {v.check: v for v in verify(reworded, bp, domain)}
-                for name in check_names:
-                    if not again[name].passed:
-                        reworded_fail[name] += 1
-                        if len(reworded_examples[name]) < MAX_EXAMPLES:
-                            reworded_examples[name].append(
-                                {**record, "reason": again[name].reason, "evidence": again[name].evidence[:1000]})
-                oracle_episodes += 1
-                oracle_any_fail += bool(failed)
-                for name in failed:
-                    oracle_fail[name] += 1
-                    if len(oracle_examples[name]) < MAX_EXAMPLES:
-                        oracle_examples[name].append(
-                            {**record, "evidence": verdicts[name].evidence[:1000]})
-                continue
-            fault = trajectory.episode.fault
-            assert fault is not None
-            kind = fault.kind.value
-            named = FAULT_CHECKS[fault.kind]
-            injected[kind] += 1
-            form = f"{kind}/{fault.form}"
-            form_injected[form] += 1
-            form_caught[form] += named in failed
+    faulty_played = 0
+    for played in play_and_verify(domain, blueprints, chunk):  # the build's own simulation step
+        trajectory, bp = played.trajectory, played.blueprint
+        faulty_played += trajectory.episode.fault is not None
+        agent = "oracle" if trajectory.episode.fault is None else "faulty"
+        terminations[agent][trajectory.termination.value] += 1
+        verdicts = played.verdicts
+        failed = [name for name in check_names if not verdicts[name].passed]
+        record = {"trajectory_id": trajectory.id, "blueprint_id": bp.id,
+                  "blueprint_index": bp.provenance.index,
+                  "termination": trajectory.termination.value,
+                  "failed": {name: verdicts[name].reason for name in failed}}
+        if agent == "oracle":
+            rng = random.Random(trajectory.id)
+            messages = tuple(m.model_copy(update={"content": reworder.reword(m.role, m.content, rng)})
+                             if m.role in ("assistant", "user") else m for m in trajectory.messages)
+            reworded = trajectory.model_copy(update={"messages": messages})
+            reworded_episodes += 1
+            reworded_changed += messages != trajectory.messages
+            again = {v.check: v for v in verify(reworded, bp, domain)}
+            for name in check_names:
+                if not again[name].passed:
+                    reworded_fail[name] += 1
+                    if len(reworded_examples[name]) < MAX_EXAMPLES:
+                        reworded_examples[name].append(
+                            {**record, "reason": again[name].reason, "evidence": again[name].evidence[:1000]})
+            oracle_episodes += 1
+            oracle_any_fail += bool(failed)
             for name in failed:
-                kind_fail[kind][name] += 1
-            kind_any_fail[kind] += bool(failed)
-            if named in failed:
-                kind_named_caught[kind] += 1
-            else:
-                example = {**record, "fault": fault.model_dump(mode="json"), "named_check": named,
-                           "named_check_reason": verdicts[named].reason}
-                if len(missed_examples[kind]) < MAX_EXAMPLES:
-                    missed_examples[kind].append(example)
-                if not failed and len(passed_all_examples[kind]) < MAX_EXAMPLES:
-                    passed_all_examples[kind].append(example)
+                oracle_fail[name] += 1
+                if len(oracle_examples[name]) < MAX_EXAMPLES:
+                    oracle_examples[name].append(
+                        {**record, "evidence": verdicts[name].evidence[:1000]})
+            continue
+        fault = trajectory.episode.fault
+        assert fault is not None
+        kind = fault.kind.value
+        named = FAULT_CHECKS[fault.kind]
+        injected[kind] += 1
+        form = f"{kind}/{fault.form}"
+        form_injected[form] += 1
+        form_caught[form] += named in failed
+        for name in failed:
+            kind_fail[kind][name] += 1
+        kind_any_fail[kind] += bool(failed)
+        if named in failed:
+            kind_named_caught[kind] += 1
+        else:
+            example = {**record, "fault": fault.model_dump(mode="json"), "named_check": named,
+                       "named_check_reason": verdicts[named].reason}
+            if len(missed_examples[kind]) < MAX_EXAMPLES:
+                missed_examples[kind].append(example)
+            if not failed and len(passed_all_examples[kind]) < MAX_EXAMPLES:
+                passed_all_examples[kind].append(example)
 
+    skipped_faulty = len(blueprints) - faulty_played  # faulty, but the blueprint admits no fault
     kinds = [k.value for k in FaultKind]
     per_kind = {}
     for kind in kinds:
@@ -240,7 +230,8 @@ def render_markdown(payload: dict[str, Any]) -> str:
         f"{sum(r['rejections'].values())} rejected" + (f" {r['rejections']}" if r['rejections'] else ""),
         f"- Episodes: {oracle['episodes']} oracle, {faulty['episodes']} fault-injected "
         f"({faulty['skipped_no_applicable_fault']} blueprints admitted no fault), simulated with "
-        "`trajforge.simulation.batch.simulate_batch` and checked with `verify` (all checks)",
+        "`trajforge.evaluation.domain_check.play_and_verify` (the build's `simulate_batch`, then "
+        "`verify` with all checks)",
         f"- Oracle false positives = 0 for every check: "
         f"**{'PASS' if r['oracle_false_positives_zero'] else 'FAIL'}**",
         f"- Every injected fault caught by its named check: "
