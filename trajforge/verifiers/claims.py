@@ -38,6 +38,7 @@ from typing import Any
 
 from trajforge.environments.base import Domain, Observation
 from trajforge.environments.claims import Attribute, AttributeType, ClaimRecord
+from trajforge.environments.dialogue import is_confirmation_request
 from trajforge.schemas.messages import AssistantMessage, Message, ToolCall, ToolMessage, agent_view
 
 # a sentence ends at . ! ? and a space ("$12.50" has no space after its point), not after a title
@@ -98,13 +99,15 @@ def _dates(sentence: str) -> Iterable[tuple[int, str, str]]:
 
 
 def find_claims(sentence: str, attributes: Sequence[Attribute],
-                phrases: dict[str, set[str]] | None = None) -> list[Claim]:
+                phrases: dict[str, set[str]] | None = None, proposing: bool = False) -> list[Claim]:
     """The typed claims a declarative sentence makes (none for a question). ``phrases``: for
-    each phrase attribute, the values the tools showed for any entity."""
+    each phrase attribute, the values the tools showed for any entity. ``proposing``: the
+    sentence is part of a proposal (its message asks permission for an action), so the
+    values it names are what the action would set, not what is (phrases are not claims)."""
     if sentence.rstrip().endswith("?"):
         return []
     out: list[Claim] = []
-    proposes = bool(_PROPOSAL.search(sentence))
+    proposes = proposing or bool(_PROPOSAL.search(sentence))
     for attribute in attributes:
         if attribute.type is AttributeType.phrase:
             if proposes:
@@ -212,9 +215,12 @@ def message_problems(domain: Domain, text: str, latest: dict[tuple[str, str], Cl
     context: list[ClaimRecord] = []
     problems: list[str] = []
     claimed: dict[tuple[str, str], set[str]] = {}
+    # a confirmation request, however worded ("The next step is to set ... Would you like me to
+    # do that?"), proposes what its sentences describe: the recogniser says so, not a word list
+    proposing = is_confirmation_request(text)
     for sentence in sentences(text):
         named = mentions.named(records, sentence)
-        for claim in find_claims(sentence, domain.claim_attributes, phrases):
+        for claim in find_claims(sentence, domain.claim_attributes, phrases, proposing):
             owner = _owner(claim, named, context)
             if owner is None:
                 problems.append(f"states {claim.attribute.name} '{claim.text}' without naming what it is about")
