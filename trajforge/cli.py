@@ -28,11 +28,40 @@ out = Console()
 OutOption = Annotated[Path, typer.Option("--out", help="dataset folder (holds catalog.duckdb)")]
 
 
+MAX_ERROR_CHARS = 400  # an error line says what and where; a failing row's content is not the news
+
+
 def _fail(exc: Exception) -> typer.Exit:
     code = 2 if isinstance(exc, (ConfigError, StoreError)) else 1
     # one plain line whatever the terminal width; the message is data, never markup
-    typer.echo("error: " + " ".join(str(exc).split()), err=True)
+    line = " ".join(str(exc).split())
+    if len(line) > MAX_ERROR_CHARS:
+        line = line[:MAX_ERROR_CHARS - 3] + "..."
+    log = next((n[len("log: "):] for n in getattr(exc, "__notes__", ()) if n.startswith("log: ")), None)
+    typer.echo("error: " + line + (f" (details: {log})" if log else ""), err=True)
     return typer.Exit(code)
+
+
+@contextmanager
+def _reading(out_dir: Path, allow_damaged: bool) -> Iterator[None]:
+    """A command that reads the catalog: one warning line per damaged shard, then the read goes
+    on without them (``--allow-damaged``) or stops with the one-line ``DamagedData`` error."""
+    from trajforge.store.catalog import CATALOG_FILE, catalog_check
+    from trajforge.store.integrity import reading_damaged
+
+    if (out_dir / CATALOG_FILE).is_file():
+        with _one_line():
+            check = catalog_check(out_dir)
+        for shard in sorted({d.shard for d in check.damaged}):
+            files = ", ".join(f"{d.path} {d.problem}" for d in check.damaged if d.shard == shard)
+            typer.echo(f"warning: {shard} is damaged ({files}); its rows are "
+                       + ("left out" if allow_damaged else "unreadable"), err=True)
+    with reading_damaged(allow_damaged):
+        yield
+
+
+AllowDamagedOption = Annotated[bool, typer.Option(
+    "--allow-damaged", help="read on without shards that fail their checksums (named in a warning)")]
 
 
 @contextmanager
@@ -89,6 +118,8 @@ def build(
     concurrency: Annotated[int | None, typer.Option("--concurrency", help="episodes in flight")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="print the plan and cost estimate only")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="no progress bar")] = False,
+    wait: Annotated[bool, typer.Option("--wait", help="if another build holds --out, wait for it to end")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", help="show Prefect's log and tracebacks")] = False,
 ) -> None:
     """Generate, validate, simulate, verify and store a dataset (resumes an unfinished run);
     with --select/--dedup-threshold, then score, deduplicate and select for diversity.
@@ -137,9 +168,39 @@ def build(
                       TextColumn("blueprints"), TimeElapsedColumn(), console=err,
                       disable=quiet, transient=True) as bar:
             task = bar.add_task("build", total=cfg.generation.n_blueprints)
-            result = build_flow(cfg, progress=lambda s: bar.advance(task, s.stop - s.start),
-                                quiet=True)
-    out.print(build_summary(cfg, result))
+            result = _build_one_line(lambda: build_flow(
+                cfg, progress=lambda s: bar.advance(task, s.stop - s.start), quiet=True, wait=wait,
+                verbose=verbose), verbose)
+    from trajforge.store.integrity import reading_damaged
+
+    _warn_damaged(result.damaged, cfg.store.out)
+    with reading_damaged(True), _one_line():  # this run's rows; damage elsewhere is warned of above
+        out.print(build_summary(cfg, result))
+
+
+def _build_one_line(run: Any, verbose: bool) -> Any:
+    """Any failure of the build flow as one line (its root cause, naming the log; the
+    traceback too with --verbose)."""
+    from trajforge.flows.logs import one_line_failure
+
+    try:
+        return run()
+    except TrajforgeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any failure, rendered as one line
+        if verbose:
+            import traceback
+
+            traceback.print_exception(exc)
+        raise one_line_failure(exc) from None
+
+
+def _warn_damaged(damaged: Any, out_dir: Path) -> None:
+    """One warning line per damaged shard a build's catalog refresh left out."""
+    for shard in sorted({d.shard for d in damaged}):
+        files = ", ".join(f"{d.path} {d.problem}" for d in damaged if d.shard == shard)
+        typer.echo(f"warning: {shard} is damaged ({files}) and left out of the catalog; repair with "
+                   f"`trajforge check --out {out_dir} --repair`", err=True)
 
 
 @app.command("serve-policy")
@@ -342,6 +403,7 @@ def query(
     sql: str,
     out_dir: OutOption = Path("data"),
     fmt: Annotated[str, typer.Option("--format", help="table, csv or json")] = "table",
+    allow_damaged: AllowDamagedOption = False,
 ) -> None:
     """Run one SQL statement over the catalog (views: blueprints, trajectories, verdicts,
     outcomes, rejections, runs, embeddings, scores, selection)."""
@@ -349,7 +411,7 @@ def query(
 
     if fmt not in ("table", "csv", "json"):
         raise _fail(ConfigError("--format", f"'{fmt}' is not one of table, csv, json"))
-    with _one_line():
+    with _reading(out_dir, allow_damaged), _one_line():
         columns, rows = run_query(out_dir, sql)
     if fmt == "json":
         typer.echo(json.dumps([dict(zip(columns, r, strict=True)) for r in rows], default=str, indent=1))
@@ -368,13 +430,124 @@ def query(
 
 
 @app.command()
-def stats(out_dir: OutOption = Path("data")) -> None:
+def stats(out_dir: OutOption = Path("data"), allow_damaged: AllowDamagedOption = False) -> None:
     """Summarise the dataset in a folder: recent runs, yield, pass rate per check, rejections,
-    and the Vendi score per domain and stratum with the effect of selection (when one was run)."""
+    and the Vendi score per domain and stratum with the effect of selection (when one was run).
+    Checks the committed files against their checksums first."""
     from trajforge.reporting import dataset_stats
 
-    with _one_line():
+    with _reading(out_dir, allow_damaged), _one_line():
         out.print(dataset_stats(out_dir))
+
+
+@app.command("check")
+def check_command(
+    out_dir: OutOption = Path("data"),
+    repair: Annotated[bool, typer.Option(
+        "--repair", help="recompute damaged shards from their run's config, remove orphans and "
+                         "temporaries, rebuild the catalog")] = False,
+) -> None:
+    """Verify every committed file against its manifest checksum; list damaged files, orphans
+    (shard files no manifest commits) and leftover temporaries, and how to repair them. Exits 1
+    when something is damaged (0 after a successful --repair)."""
+    from trajforge.store.integrity import check_dataset
+
+    with _one_line():
+        if not out_dir.is_dir():
+            raise StoreError(f"{out_dir} is not a folder")
+        if repair:
+            from trajforge.store.repair import repair as run_repair
+
+            with _one_line():
+                fixed = _build_one_line(lambda: run_repair(out_dir), False)
+            for run_id, start, stop in fixed.recomputed:
+                typer.echo(f"recomputed: run {run_id} shard {start}-{stop}")
+            for rel in fixed.removed:
+                typer.echo(f"removed: {rel}")
+            found = fixed.after or check_dataset(out_dir)
+        else:
+            found = check_dataset(out_dir)
+    for damage in found.damaged:
+        typer.echo(f"damaged: {damage.describe()}")
+    for rel in found.orphans:
+        typer.echo(f"orphan: {rel} (no manifest line commits it; not in the catalog)")
+    for rel in found.temporaries:
+        typer.echo(f"temporary: {rel}")
+    shards = len({d.shard for d in found.damaged})
+    typer.echo(f"{found.files_checked} committed files checked: {len(found.damaged)} damaged in {shards} "
+               f"shard(s), {len(found.orphans)} orphan(s), {len(found.temporaries)} temporary file(s)")
+    if found.damaged or found.orphans or found.temporaries:
+        typer.echo(f"repair: trajforge check --out {out_dir} --repair")
+    if found.damaged:
+        raise typer.Exit(1)
+
+
+catalog_app = typer.Typer(no_args_is_help=True, help="The DuckDB catalog of a dataset folder.")
+app.add_typer(catalog_app, name="catalog")
+
+
+@catalog_app.command("rebuild")
+def catalog_rebuild(out_dir: OutOption = Path("data")) -> None:
+    """Recreate OUT/catalog.duckdb from the runs' manifests alone (damaged files left out and
+    named), under the folder's build lock."""
+    from trajforge.store.catalog import refresh_catalog_checked
+    from trajforge.store.lock import build_lock
+
+    with _one_line():
+        if not out_dir.is_dir():
+            raise StoreError(f"{out_dir} is not a folder")
+        with build_lock(out_dir):
+            refreshed = refresh_catalog_checked(out_dir, fresh=True)
+    _warn_damaged(refreshed.check.damaged, out_dir)
+    typer.echo(f"catalog: {refreshed.path} ({sum(map(len, refreshed.check.intact.values()))} shard files, "
+               f"{len(refreshed.check.damaged)} damaged left out)")
+
+
+def _viewer_missing(command: str, exc: ImportError) -> typer.Exit:
+    return _fail(ConfigError(command, f"needs the view extra (pip install -e '.[view]'): {exc}"))
+
+
+@app.command()
+def view(
+    out_dir: OutOption = Path("data"),
+    port: Annotated[int, typer.Option("--port", help="loopback port (0 picks a free one)")] = 8765,
+) -> None:
+    """Browse the dataset in a web browser: overview plots, filtered trajectory list with
+    search, transcripts with evidence and passing twins, blueprints, evaluations. Read-only,
+    served on 127.0.0.1 until interrupted."""
+    try:
+        from trajforge.viewer.server import serve
+    except ImportError as exc:
+        raise _viewer_missing("view", exc) from None
+
+    def ready(url: str) -> None:
+        typer.echo(f"serving {url} (read-only view of {out_dir}; Ctrl-C stops)")
+        sys.stdout.flush()
+
+    with _one_line():
+        try:
+            serve(out_dir, port, ready)
+        except KeyboardInterrupt:
+            pass
+
+
+@app.command()
+def report(
+    out_dir: OutOption = Path("data"),
+    to: Annotated[Path | None, typer.Option(
+        "--to", help="folder for the static site, default OUT/report (an earlier report there is replaced)")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="trajectories with a page of their own")] = 1000,
+) -> None:
+    """Write the viewer's pages as a static, self-contained site (open index.html, or publish it)."""
+    try:
+        from trajforge.viewer.site import write_site
+    except ImportError as exc:
+        raise _viewer_missing("report", exc) from None
+
+    with _one_line():
+        summary = write_site(out_dir, to or out_dir / "report", limit)
+    out.print(f"report: {summary.folder / 'index.html'} ({summary.pages} pages, "
+              f"{summary.trajectories} of {summary.of_total} trajectories)")
 
 
 FormatOption = Annotated[list[str] | None, typer.Option(
@@ -396,6 +569,7 @@ def export(
     runs: RunOption = None,
     license_id: LicenseOption = "apache-2.0",
     shard_rows: Annotated[int, typer.Option("--shard-rows", min=1, help="rows per Parquet shard")] = 2000,
+    allow_damaged: AllowDamagedOption = False,
 ) -> None:
     """Write training-ready exports (Parquet with datasets Features, per split) and a dataset card."""
     from trajforge.store.card import write_card
@@ -404,7 +578,7 @@ def export(
     from trajforge.store.splits import split_config
 
     to = to or out_dir / "export"
-    with _one_line():
+    with _reading(out_dir, allow_damaged), _one_line():
         summary = write_export(out_dir, to, export_formats(formats, "--format"),
                                split_config(splits, salt, "--splits"), runs, shard_rows=shard_rows)
         write_card(out_dir, to, summary, license_id=license_id)

@@ -6,6 +6,8 @@ class                blame        what it means
 ===================  ===========  ================================================================
 ``ConfigError``      user         a bad config or CLI value, found at load time; has the field
 ``StoreError``       user         the output folder is unusable or contradicts its manifest
+``DamagedData``      user         committed files no longer match their manifest checksums
+``FolderBusy``       user         another live build holds the output folder's lock
 ``ToolError``        model        a tool called wrongly inside an episode; shown to the model
 ``PolicyViolation``  model        a write the domain policy forbids (a ``ToolError``)
 ``PolicyFailure``    model        a policy could not produce a turn; ends the episode as data
@@ -89,6 +91,19 @@ class StoreError(TrajforgeError):
     """The output folder cannot be used as asked."""
 
     blame = Blame.user
+
+
+class DamagedData(StoreError):
+    """A read met committed files that are missing or fail their checksums. ``paths`` are
+    the damaged files, relative to the output folder."""
+
+    def __init__(self, message: str, paths: tuple[str, ...] = ()) -> None:
+        self.paths = paths
+        super().__init__(message)
+
+
+class FolderBusy(StoreError):
+    """Another live process holds the build lock of the output folder."""
 
 
 class PolicyFailure(TrajforgeError):

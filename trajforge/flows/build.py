@@ -38,7 +38,9 @@ from prefect.utilities.annotations import quote
 
 import trajforge
 from trajforge.config import run_config
+from trajforge.errors import TrajforgeError
 from trajforge.flows import progress as build_progress
+from trajforge.flows.logs import command_log, log_failure, note_log, root_error
 from trajforge.flows.retry import retry_transient
 from trajforge.flows.runners import check_runner, make_task_runner
 from trajforge.flows.runtime import prefect_runtime, results_dir
@@ -57,6 +59,7 @@ from trajforge.store.builds import (
     prepare_run,
     settled_batch,
 )
+from trajforge.store.lock import build_lock, check_room
 from trajforge.store.rows import batch_rows, batch_tables, summarize_batch
 from trajforge.store.runs import BatchSummary
 from trajforge.store.shards import ShardRecord
@@ -214,27 +217,47 @@ def scheduled_build(config: dict[str, Any], grow: int = 0) -> dict[str, Any]:
     task runner is fixed when it starts, so the choice is made here, at run time)."""
     cfg = run_config(config)
     runner = make_task_runner(cfg.orchestration, cfg.store.workers)
-    result = build_dataset.with_options(task_runner=runner)(config=config, grow=grow)
+    with build_lock(cfg.store.out):
+        result = build_dataset.with_options(task_runner=runner)(config=config, grow=grow)
     return {"run_id": result.run_id, "computed": result.shards_done, "cached": result.cached,
             "adopted": result.adopted, "episodes": sum(s.episodes for s in result.summaries),
             "spent_usd": result.spent_usd, "budget_stopped": result.budget_stopped}
 
 
 def build(config: RunConfig, progress: Progress | None = None, quiet: bool = False,
-          grow: int = 0) -> BuildResult:
+          grow: int = 0, wait: bool = False, verbose: bool = False) -> BuildResult:
     """``trajforge build``, scripted or model-backed: the flow on the configured task runner,
-    against the configured Prefect server or a temporary one (``flows/runtime.py``)."""
+    against the configured Prefect server or a temporary one (``flows/runtime.py``).
+
+    Holds the output folder's build lock throughout (another build there: ``FolderBusy``, or
+    with ``wait`` a wait for it), refuses a folder with no room to start in, and keeps Prefect's
+    log in ``<out>/logs`` (on the console too with ``verbose``). A failure re-raises the error
+    that caused it (``flows/logs.root_error``) with a note naming the log."""
     began = time.perf_counter()
     check_runner(config.orchestration)
-    with build_progress.reporting_to(progress), \
-            prefect_runtime(config.store.out, quiet=quiet) as runtime:
-        runner = make_task_runner(config.orchestration, config.store.workers, quiet=quiet)
-        result = build_dataset.with_options(task_runner=runner)(
-            config=config.model_dump(mode="json"), grow=grow)
-    result.startup_seconds = runtime.startup_seconds
-    from trajforge.curation import run_diversity_stage  # numpy and the embedders: only when used
+    out = config.store.out
+    with build_lock(out, wait=wait):
+        check_room(out)
+        with command_log(out, "build", verbose=verbose) as log:
+            try:
+                with build_progress.reporting_to(progress), \
+                        prefect_runtime(out, quiet=quiet) as runtime:
+                    runner = make_task_runner(config.orchestration, config.store.workers, quiet=quiet)
+                    result = build_dataset.with_options(task_runner=runner)(
+                        config=config.model_dump(mode="json"), grow=grow)
+                result.startup_seconds = runtime.startup_seconds
+                from trajforge.curation import run_diversity_stage  # numpy and the embedders: only when used
 
-    result.diversity = run_diversity_stage(config)
+                result.diversity = run_diversity_stage(config)
+            except Exception as exc:
+                log_failure(exc)
+                root = root_error(exc)
+                note_log(root, log)
+                if root is exc or not isinstance(root, TrajforgeError):
+                    raise
+                raise root from exc
     result.seconds = time.perf_counter() - began
     result.extra["api_url"] = runtime.api_url
+    if log is not None:
+        result.extra["log"] = str(log)
     return result

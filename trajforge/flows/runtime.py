@@ -86,7 +86,7 @@ def quiet_console(enabled: bool = True) -> Iterator[None]:
     handlers = [h for h in logging.getLogger().handlers if isinstance(h, PrefectConsoleHandler)]
     levels = [h.level for h in handlers]
     for handler in handlers:
-        handler.setLevel(logging.WARNING)
+        handler.setLevel(max(handler.level, logging.WARNING))  # never louder than the caller set it
     try:
         yield
     finally:

@@ -42,7 +42,9 @@ from trajforge.simulation.worker_state import (
     release_invocation,
     thread_context,
 )
-from trajforge.store.catalog import refresh_catalog
+from trajforge.store.catalog import refresh_catalog, refresh_catalog_checked
+from trajforge.store.integrity import FileDamage
+from trajforge.store.lock import build_lock
 from trajforge.store.rows import batch_rows, batch_tables, summarize_batch
 from trajforge.store.runs import BatchSummary, finish_record, record_batch_spend, start_record, write_run_record
 from trajforge.store.shards import RunStore, ShardRecord
@@ -88,6 +90,7 @@ class BuildResult:
     startup_seconds: float = 0.0  # the Prefect server's, when the flow started one
     flow_seconds: float = 0.0  # inside the flow, when run as one
     diversity: Any = None  # the build's curation.DiversityResult, when diversity.select/dedup_threshold is set
+    damaged: tuple[FileDamage, ...] = ()  # committed files (of any run) the catalog had to leave out
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -230,12 +233,12 @@ def execute_build(config: RunConfig, store: RunStore, submit: Submit, *, invocat
     except BaseException as exc:
         for _, still in inflight:  # let batches still running finish before their loops close
             still.wait()
-        write_run_record(store.out, finish_record(record, computed, len(plan), cached, adopted,
-                                                  time.perf_counter() - began, RunOutcome.failed,
-                                                  f"{type(exc).__name__}: {exc}"))
-        try:
+        failed = finish_record(record, computed, len(plan), cached, adopted, time.perf_counter() - began,
+                               RunOutcome.failed, f"{type(exc).__name__}: {exc}")
+        try:  # on a full disk this may fail too: the build's own error is the one to report
+            write_run_record(store.out, failed)
             refresh_catalog(store.out)
-        except Exception:  # noqa: BLE001 - the build's own error is the one to report
+        except Exception:  # noqa: BLE001
             pass
         raise
     finally:
@@ -243,13 +246,13 @@ def execute_build(config: RunConfig, store: RunStore, submit: Submit, *, invocat
     final = finish_record(record, computed, len(plan), cached, adopted, time.perf_counter() - began,
                           RunOutcome.completed, None, stopped)
     write_run_record(store.out, final)
-    refresh_catalog(store.out)  # the finished record in the runs view
+    refreshed = refresh_catalog_checked(store.out)  # the finished record in the runs view
     if stopped and warn is not None:
         warn(f"the budget of ${config.simulation.gateway.max_cost_usd} is spent: the build stopped with what it has")
     return BuildResult(run_id=store.run_id, out=Path(store.out), seconds=time.perf_counter() - began,
                        summaries=computed, spent_usd=store.spent_usd() if config.uses_models() else 0.0,
                        budget_stopped=stopped, cached=cached, adopted=adopted, invocation_id=record.id,
-                       runner=runner, record=final)
+                       runner=runner, record=final, damaged=refreshed.check.damaged)
 
 
 class _Done:
@@ -289,6 +292,11 @@ def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResul
     this process, or over ``store.workers`` worker processes (at most ``workers + 1`` in flight,
     committed in order). ``trajforge build`` runs the ``build-dataset`` flow instead, and then the
     diversity stage when configured (``curation.run_diversity_stage``), which this leaves out."""
+    with build_lock(config.store.out):
+        return _run_build(config, progress)
+
+
+def _run_build(config: RunConfig, progress: Progress | None) -> BuildResult:
     began = time.perf_counter()
     config, store = prepare_run(config)
     invocation = uuid.uuid4().hex

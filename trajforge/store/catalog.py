@@ -1,8 +1,19 @@
 """The DuckDB catalog: views over the committed Parquet shards of every run.
 
 Why views over explicit file lists rather than globs: only manifest-listed shards are committed,
-and a glob would also pick up files of a shard whose manifest line never landed. Paths are
-relative and resolved through ``file_search_path``, so the output folder can be moved.
+and a glob would also pick up files of a shard whose manifest line never landed.
+
+Paths: the views name each file relative to the dataset folder and resolve it, when a query
+runs, against the folder of the catalog file itself (``trajforge_root()``: the parent of the
+connection's default ``temp_directory``, which DuckDB derives from the database path), so
+``duckdb.connect("elsewhere/data/catalog.duckdb")`` works from any working directory, and the
+folder can be moved or copied. A catalog ATTACHed to another database has no such default; there
+``SET file_search_path`` to the dataset folder first.
+
+Damage (store/integrity.py): a committed file that is missing or fails its checksum is left out
+of the views, and listed in the catalog's ``damaged_files`` table; ``connect`` checks again each
+time (hashing only files that changed since they were verified, per ``file_stamps``) and raises
+``DamagedData`` unless damaged reads are allowed, so no read quietly returns fewer rows.
 
 Only the process that ends a build refreshes the catalog (a DuckDB file has one writer, and a
 writer locks out readers in other processes). It works on a copy and renames it into place, so a
@@ -12,7 +23,9 @@ crash mid-refresh leaves the previous catalog, or none; either way ``refresh_cat
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -24,14 +37,15 @@ from trajforge.schemas.arrow import DIVERSITY_TABLES, VERDICT_SCHEMA
 from trajforge.schemas.runs import RUN_RECORD_SCHEMA
 from trajforge.store.derived import derived_files
 from trajforge.store.evaluations import EVALUATION_SCHEMA, evaluation_files
+from trajforge.store.integrity import DatasetCheck, Stamp, check_dataset, require_intact
 from trajforge.store.loop import LOOP_TABLES, loop_files
 from trajforge.store.runs import run_record_files
 from trajforge.store.shards import (
     RUN_INFO_FILE,
     RUNS_DIR,
     TABLES,
-    completed_files,
     fsync_dir,
+    os_reason,
     write_parquet_atomic,
 )
 from trajforge.store.verifications import verification_files
@@ -51,6 +65,20 @@ def _sql_str(text: str) -> str:
 
 def _sql_list(items: list[str]) -> str:
     return "[" + ", ".join(_sql_str(i) for i in items) + "]"
+
+
+# The dataset folder, when a query runs: the catalog's own folder (DuckDB's default temp_directory
+# is "<database path>.tmp"), else file_search_path (a catalog ATTACHed to another database).
+_OWN_TEMP = r"'\.duckdb(\.[0-9a-f]+-[0-9a-f]+\.tmp)?\.tmp$'"  # "<catalog>[.<pid>-<hex>.tmp].tmp"
+ROOT_MACRO = ("CREATE OR REPLACE MACRO trajforge_root() AS CASE "
+              f"WHEN regexp_matches(current_setting('temp_directory'), {_OWN_TEMP}) "
+              "THEN parse_dirpath(current_setting('temp_directory')) "
+              "ELSE coalesce(nullif(current_setting('file_search_path'), ''), '.') END")
+
+
+def _files_sql(relpaths: list[str]) -> str:
+    """A list of files relative to the dataset folder, resolved when the view is read."""
+    return f"list_transform({_sql_list(relpaths)}, lambda p: trajforge_root() || '/' || p)"
 
 
 def _set_search_path(con: duckdb.DuckDBPyConnection, out: Path) -> None:
@@ -77,11 +105,20 @@ def _schema_of(path: Path) -> pa.Schema | None:
         return None
 
 
-def _table_view_sql(out: Path, table: str) -> str:
-    files = completed_files(out, table) or [_empty_file(out, table)]
+def _table_view_sql(out: Path, table: str, check: DatasetCheck) -> str:
+    files = check.intact[table] or [_empty_file(out, table)]
     # hive_partitioning=false: the ``run=<id>`` folders would otherwise add a ``run`` column.
-    return (f"SELECT * FROM read_parquet({_sql_list(files)}, union_by_name=true, "
+    return (f"SELECT * FROM read_parquet({_files_sql(files)}, union_by_name=true, "
             "hive_partitioning=false)")
+
+
+def _shard_view_statements(out: Path, check: DatasetCheck, temp: bool = False) -> list[str]:
+    """The views over the shard tables (and ``outcomes``, which reads ``verdicts``)."""
+    kind = "TEMP VIEW" if temp else "VIEW"
+    statements = [f"CREATE OR REPLACE {kind} {name} AS {_table_view_sql(out, name, check)}"
+                  for name in TABLES]
+    statements.append(f"CREATE OR REPLACE {kind} outcomes AS {OUTCOMES_SQL}")
+    return statements
 
 
 def _runs_view_sql(out: Path) -> str:
@@ -93,34 +130,75 @@ def _runs_view_sql(out: Path) -> str:
     legacy = sorted(p.relative_to(out).as_posix() for p in root.glob(f"*/{RUN_INFO_FILE}")
                     if p.is_file() and p.parent.name not in with_records) if root.is_dir() else []
     files = records or [_empty_file(out, "runs", RUN_RECORD_SCHEMA)]
-    sql = f"SELECT * FROM read_parquet({_sql_list(files)}, union_by_name=true)"
+    sql = f"SELECT * FROM read_parquet({_files_sql(files)}, union_by_name=true)"
     if legacy:
         columns = "{'run_id': 'VARCHAR', 'name': 'VARCHAR', 'config': 'VARCHAR', 'created_at': 'VARCHAR'}"
-        sql += (f" UNION ALL BY NAME SELECT * FROM read_json({_sql_list(legacy)}, "
+        sql += (f" UNION ALL BY NAME SELECT * FROM read_json({_files_sql(legacy)}, "
                 f"columns={columns})")
     return sql
 
 
-def _view_statements(out: Path) -> list[str]:
-    statements = [f"CREATE OR REPLACE VIEW {name} AS {_table_view_sql(out, name)}"
-                  for name in TABLES]
+def _view_statements(out: Path, check: DatasetCheck) -> list[str]:
+    statements = [ROOT_MACRO, *_shard_view_statements(out, check)]
     for name in DIVERSITY_TABLES:  # embeddings, scores, selection (see store/derived.py)
         files = derived_files(out, name) or [_empty_file(out, name)]
         statements.append(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet("
-                          f"{_sql_list(files)}, union_by_name=true, hive_partitioning=false)")
-    statements.append(f"CREATE OR REPLACE VIEW outcomes AS {OUTCOMES_SQL}")
+                          f"{_files_sql(files)}, union_by_name=true, hive_partitioning=false)")
     statements.append(f"CREATE OR REPLACE VIEW runs AS {_runs_view_sql(out)}")
     evaluations = evaluation_files(out) or [_empty_file(out, "evaluations", EVALUATION_SCHEMA)]
     statements.append("CREATE OR REPLACE VIEW evaluations AS SELECT * FROM read_parquet("
-                      f"{_sql_list(evaluations)}, union_by_name=true, hive_partitioning=false)")
+                      f"{_files_sql(evaluations)}, union_by_name=true, hive_partitioning=false)")
     verifications = verification_files(out) or [_empty_file(out, "verifications", VERDICT_SCHEMA)]
     statements.append("CREATE OR REPLACE VIEW verifications AS SELECT * FROM read_parquet("
-                      f"{_sql_list(verifications)}, union_by_name=true, hive_partitioning=false)")
+                      f"{_files_sql(verifications)}, union_by_name=true, hive_partitioning=false)")
     for table, schema in LOOP_TABLES.items():  # the loop's per-iteration and per-task rows
         files = loop_files(out, table) or [_empty_file(out, f"loop_{table}", schema)]
         statements.append(f"CREATE OR REPLACE VIEW loop_{table} AS SELECT * FROM read_parquet("
-                          f"{_sql_list(files)}, union_by_name=true, hive_partitioning=false)")
+                          f"{_files_sql(files)}, union_by_name=true, hive_partitioning=false)")
     return statements
+
+
+_STAMPS_DDL = ("CREATE OR REPLACE TABLE file_stamps (path VARCHAR PRIMARY KEY, sha256 VARCHAR, "
+               "size BIGINT, mtime_ns BIGINT, ctime_ns BIGINT, inode BIGINT)")
+_DAMAGE_DDL = ("CREATE OR REPLACE TABLE damaged_files (run_id VARCHAR, start BIGINT, stop BIGINT, "
+               "table_name VARCHAR, path VARCHAR, problem VARCHAR)")
+
+
+def _write_integrity(con: duckdb.DuckDBPyConnection, check: DatasetCheck) -> None:
+    """What the refresh verified (so reads need not hash it again) and what it left out."""
+    stamps = [(p, s.sha256, s.size, s.mtime_ns, s.ctime_ns, s.inode) for p, s in check.stamps.items()]
+    damaged = [(d.run_id, d.start, d.stop, d.table, d.path, d.problem) for d in check.damaged]
+    for ddl, table, rows in ((_STAMPS_DDL, "file_stamps", stamps), (_DAMAGE_DDL, "damaged_files", damaged)):
+        con.execute(ddl)
+        if rows:
+            con.executemany(f"INSERT INTO {table} VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+
+def _read_integrity(con: duckdb.DuckDBPyConnection) -> tuple[dict[str, Stamp], frozenset[str]] | None:
+    """The stamps and the damaged paths a catalog recorded (``None`` for a catalog from before
+    they were kept, or one that cannot be read)."""
+    try:
+        stamps = {row[0]: Stamp(sha256=row[1], size=row[2], mtime_ns=row[3], ctime_ns=row[4], inode=row[5])
+                  for row in con.execute("SELECT * FROM file_stamps").fetchall()}
+        damaged = frozenset(r[0] for r in con.execute("SELECT path FROM damaged_files").fetchall())
+    except duckdb.Error:
+        return None
+    return stamps, damaged
+
+
+def _stamps_of(path: Path) -> dict[str, Stamp]:
+    """The stamps a catalog file recorded, or none."""
+    if not path.is_file():
+        return {}
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error:
+        return {}
+    try:
+        recorded = _read_integrity(con)
+    finally:
+        con.close()
+    return recorded[0] if recorded else {}
 
 
 def _remove(path: Path) -> None:
@@ -148,37 +226,59 @@ def _start_copy(final: Path, tmp: Path) -> None:
         _remove(Path(f"{tmp}.wal"))
 
 
+@dataclass(frozen=True)
+class CatalogRefresh:
+    """A refreshed catalog and what the refresh found."""
+
+    path: Path
+    check: DatasetCheck
+
+
 def refresh_catalog(out: Path) -> Path:
     """(Re)create the views ``blueprints``, ``rejections``, ``trajectories``, ``verdicts``,
     ``outcomes``, ``runs`` (one row per build invocation), ``evaluations``, ``verifications``
     (the verdict sets of ``trajforge verify``, store/verifications.py), the diversity
     stage's ``embeddings``, ``scores``, ``selection``, and the loop's ``loop_iterations``,
-    ``loop_tasks`` in ``out/catalog.duckdb`` over the committed shards of all runs.
-    Returns the catalog's path."""
+    ``loop_tasks`` in ``out/catalog.duckdb`` over the committed shards of all runs; damaged
+    files are left out and listed in ``damaged_files``. Returns the catalog's path."""
+    return refresh_catalog_checked(out).path
+
+
+def refresh_catalog_checked(out: Path, fresh: bool = False) -> CatalogRefresh:
+    """``refresh_catalog``, returning what its integrity check found. ``fresh``: recreate the
+    catalog from the manifests alone, not from a copy of the current one (``trajforge catalog
+    rebuild``: the current one may be what is broken)."""
     out = Path(out).resolve()
     final = out / CATALOG_FILE
-    tmp = out / (CATALOG_FILE + _TMP_SUFFIX)
+    # unique per process: two refreshes never write one temporary
+    tmp = out / f"{CATALOG_FILE}.{os.getpid()}-{secrets.token_hex(4)}{_TMP_SUFFIX}"
     try:
         out.mkdir(parents=True, exist_ok=True)
-        _start_copy(final, tmp)
-        statements = _view_statements(out)
-        con = duckdb.connect(str(tmp))
+        check = check_dataset(out, {} if fresh else _stamps_of(final))
+        if not fresh:
+            _start_copy(final, tmp)
+        statements = _view_statements(out, check)
         try:
-            _set_search_path(con, out)
-            for statement in statements:
-                con.execute(statement)
-            con.execute("CHECKPOINT")
+            con = duckdb.connect(str(tmp))
+            try:
+                for statement in statements:
+                    con.execute(statement)
+                _write_integrity(con, check)
+                con.execute("CHECKPOINT")
+            finally:
+                con.close()
+            # The rebuilt file holds everything; a stale WAL of the old one must not replay onto it.
+            _remove(Path(f"{final}.wal"))
+            os.replace(tmp, final)
         finally:
-            con.close()
-        # The rebuilt file holds everything; a stale WAL of the old one must not replay onto it.
-        _remove(Path(f"{final}.wal"))
-        os.replace(tmp, final)
+            _remove(tmp)
+            _remove(Path(f"{tmp}.wal"))
         fsync_dir(out)
     except duckdb.Error as exc:
         raise StoreError(f"cannot build catalog {final}: {_first_line(exc)}") from exc
     except OSError as exc:
-        raise StoreError(f"cannot write catalog {final}: {exc.strerror or exc}") from exc
-    return final
+        raise StoreError(f"cannot write catalog {final}: {os_reason(exc)}") from exc
+    return CatalogRefresh(path=final, check=check)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -187,7 +287,10 @@ def _first_line(exc: BaseException) -> str:
 
 
 def connect(out: Path, read_only: bool = True) -> duckdb.DuckDBPyConnection:
-    """A connection to ``out``'s catalog with relative shard paths resolved against ``out``."""
+    """A connection to ``out``'s catalog. Its committed files are checked first (only the ones
+    changed since they were last verified are hashed): damaged ones are left out of this
+    connection's views, and unless damaged reads are allowed (``integrity.reading_damaged``) it
+    raises ``DamagedData`` naming them."""
     path = Path(out) / CATALOG_FILE
     if not path.is_file():
         raise StoreError(f"no catalog at {path}: run `trajforge build` first")
@@ -198,10 +301,33 @@ def connect(out: Path, read_only: bool = True) -> duckdb.DuckDBPyConnection:
     try:
         _set_search_path(con, Path(out))
         con.execute("SET enable_progress_bar = false")  # no bar in CLI output on long queries
+        _exclude_damage(con, Path(out))
     except duckdb.Error as exc:
         con.close()
         raise StoreError(f"cannot open catalog {path}: {_first_line(exc)}") from exc
+    except BaseException:
+        con.close()
+        raise
     return con
+
+
+def _exclude_damage(con: duckdb.DuckDBPyConnection, out: Path) -> None:
+    """Check the committed files; where the damage differs from what the catalog left out
+    when it was refreshed, this connection gets views over exactly the intact files."""
+    recorded = _read_integrity(con)
+    stamps, left_out = recorded if recorded is not None else ({}, None)
+    check = check_dataset(out, stamps)
+    if left_out is None or check.damaged_paths() != left_out:
+        # a catalog from before the integrity tables has no root macro either
+        con.execute(ROOT_MACRO.replace("MACRO", "TEMP MACRO", 1))
+        for statement in _shard_view_statements(out, check, temp=True):
+            con.execute(statement)
+    require_intact(out, check)
+
+
+def catalog_check(out: Path) -> DatasetCheck:
+    """The dataset's committed files checked, reusing the catalog's stamps when it has them."""
+    return check_dataset(Path(out), _stamps_of(Path(out) / CATALOG_FILE))
 
 
 def query(out: Path, sql: str) -> tuple[list[str], list[tuple]]:

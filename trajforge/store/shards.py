@@ -12,10 +12,12 @@ One process appends to a run's manifest at a time; readers may run alongside it.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import re
+import secrets
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +54,7 @@ TMP_SUFFIX = ".tmp"
 # Run ids become folder names and DuckDB glob patterns: no separators, quotes or glob chars.
 _RUN_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _HASH_CHUNK = 1 << 20
+_TMP_OWNER = re.compile(r"\.(\d+)-[0-9a-f]+" + re.escape(TMP_SUFFIX) + "$")
 
 
 # --- low-level durable writes -----------------------------------------------------------------
@@ -66,9 +69,41 @@ def fsync_dir(folder: Path) -> None:
 
 
 def _tmp_path(path: Path) -> Path:
-    """``part.parquet`` -> ``part.parquet.tmp``: same folder (so rename is atomic), and a
-    ``*.parquet`` glob never matches it."""
-    return path.with_name(path.name + TMP_SUFFIX)
+    """``part.parquet`` -> ``part.parquet.<pid>-<random>.tmp``: same folder (so rename is
+    atomic), a ``*.parquet`` glob never matches it, and no two processes (or two writes in one)
+    share a name, so one never replaces or removes another's half-written file."""
+    return path.with_name(f"{path.name}.{os.getpid()}-{secrets.token_hex(4)}{TMP_SUFFIX}")
+
+
+def tmp_owner(path: Path) -> int | None:
+    """The pid that wrote a temporary (``None`` for an old-style ``<name>.tmp``)."""
+    match = _TMP_OWNER.search(path.name)
+    return int(match.group(1)) if match else None
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # this process has nothing in flight while it prepares
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's live process
+    return True
+
+
+def stale_temporary(path: Path) -> bool:
+    """A temporary whose writer is gone (or unknown): safe to remove."""
+    owner = tmp_owner(path)
+    return owner is None or not _alive(owner)
+
+
+def _discard(tmp: Path) -> None:
+    try:
+        tmp.unlink()
+    except OSError:
+        pass
 
 
 def file_sha256(path: Path) -> str:
@@ -86,11 +121,15 @@ def write_parquet_atomic(path: Path, table: pa.Table) -> str:
     Returns the sha256 hex of the final file, which the manifest records.
     """
     tmp = _tmp_path(path)
-    with tmp.open("wb") as f:
-        pq.write_table(table, f, compression="zstd")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with tmp.open("wb") as f:
+            pq.write_table(table, f, compression="zstd")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        _discard(tmp)  # a full disk keeps nothing half-written (and gets its space back)
+        raise
     fsync_dir(path.parent)
     return file_sha256(path)
 
@@ -112,7 +151,14 @@ def write_table_file(path: Path, table: pa.Table) -> str:
         path.parent.mkdir(parents=True, exist_ok=True)
         return write_parquet_atomic(path, table)
     except OSError as exc:
-        raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        raise StoreError(f"cannot write {path}: {os_reason(exc)}") from exc
+
+
+def os_reason(exc: OSError) -> str:
+    """An OS error's cause in words, with its code: "No space left on device (ENOSPC)"."""
+    name = errno.errorcode.get(exc.errno or 0)
+    reason = exc.strerror or str(exc)
+    return f"{reason} ({name})" if name else reason
 
 
 def write_text_file(path: Path, text: str) -> None:
@@ -122,17 +168,21 @@ def write_text_file(path: Path, text: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         _write_text_atomic(path, text)
     except OSError as exc:
-        raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        raise StoreError(f"cannot write {path}: {os_reason(exc)}") from exc
 
 
 def _write_text_atomic(path: Path, text: str) -> None:
     """tmp + fsync + rename + dir fsync, for small JSON files."""
     tmp = _tmp_path(path)
-    with tmp.open("w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with tmp.open("w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        _discard(tmp)
+        raise
     fsync_dir(path.parent)
 
 
@@ -263,12 +313,19 @@ class RunStore:
             if not os.access(folder, os.W_OK | os.X_OK):
                 raise StoreError(f"cannot write to {folder}: permission denied")
             for leftover in folder.glob(f"*{TMP_SUFFIX}"):
+                if not stale_temporary(leftover):
+                    continue  # a live process is writing it (a worker of this build, or a reader)
                 try:
                     leftover.unlink()
                 except FileNotFoundError:
                     pass
                 except OSError as exc:
                     raise StoreError(f"cannot remove {leftover}: {exc.strerror or exc}") from exc
+
+    def committed(self) -> list[ShardRecord]:
+        """The shards the manifest commits, intact or not: later lines supersede earlier ones
+        they overlap. Sorted by ``start``. (The catalog reads these and names the damaged.)"""
+        return _latest_non_overlapping(_parse_manifest(self.manifest_path))
 
     def completed(self) -> list[ShardRecord]:
         """Committed shards whose files are all present and unchanged, sorted by ``start``.
@@ -362,15 +419,21 @@ class RunStore:
         try:
             manifest.parent.mkdir(parents=True, exist_ok=True)
             created = not manifest.exists()
-            with manifest.open("a+b") as f:
+            with manifest.open("a+b", buffering=0) as f:  # unbuffered: a failed write is undone here
                 _truncate_torn_tail(f)
-                f.write(line.encode("utf-8") + b"\n")
-                f.flush()
-                os.fsync(f.fileno())
+                end = f.seek(0, os.SEEK_END)
+                try:
+                    data = line.encode("utf-8") + b"\n"
+                    if f.write(data) != len(data):
+                        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                    os.fsync(f.fileno())
+                except OSError:
+                    f.truncate(end)  # a full disk leaves no torn line behind
+                    raise
             if created:
                 fsync_dir(manifest.parent)
         except OSError as exc:
-            raise StoreError(f"cannot append to {manifest}: {exc.strerror or exc}") from exc
+            raise StoreError(f"cannot append to {manifest}: {os_reason(exc)}") from exc
 
     def write_run_info(self, info: dict[str, Any]) -> None:
         """Write ``runs/<run_id>/run.json`` atomically; ``run_id`` is filled in when absent.
