@@ -1,0 +1,162 @@
+"""The viewer in a real headless Chromium (Debian's package, driven by Playwright; no browser is
+downloaded): ``trajforge view`` runs as its own process on a free loopback port.
+
+Screenshots of each step go to benchmarks/results/browser/ for a reader. Without
+/usr/bin/chromium the module is skipped, except under CI=true, where it fails.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.viewer.conftest import ATTRIBUTE, IMAGE, SCRIPT, Injected
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SHOTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "browser"
+
+if not CHROMIUM.is_file():
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{CHROMIUM} is missing (install Debian's chromium: apt-get install chromium)",
+                    pytrace=False)
+    pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium to run the browser tests)",
+                allow_module_level=True)
+playwright = pytest.importorskip("playwright.sync_api", reason="needs the view extra's playwright")
+
+Data = tuple[Path, Injected]
+
+
+@pytest.fixture(scope="module")
+def server(viewer_dataset: Data) -> Iterator[str]:
+    """``trajforge view --port 0`` in its own process; its URL from the line it prints."""
+    out, _ = viewer_dataset
+    proc = subprocess.Popen([sys.executable, "-m", "trajforge.cli", "view", "--out", str(out), "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        found = re.search(r"serving (http://127\.0\.0\.1:\d+/)", line)
+        assert found, f"no URL in {line!r} (exit {proc.poll()})"
+        yield found.group(1)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+DIALOGS: list[str] = []  # every dialog a page opened (none may)
+
+
+@pytest.fixture(scope="module")
+def page(server: str) -> Iterator[Any]:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        tab = context.new_page()
+        tab.on("dialog", lambda d: (DIALOGS.append(d.message), d.dismiss()))
+        yield tab
+        context.close()
+        browser.close()
+
+
+def _shot(page: Any, name: str) -> None:
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=False)
+
+
+def test_overview_filter_transcript_tool_call_and_twin(page: Any, server: str, viewer_dataset: Data) -> None:
+    from trajforge.store import query
+
+    out, _ = viewer_dataset
+    page.goto(server)
+    total = query(out, "SELECT count(DISTINCT id) FROM trajectories")[1][0][0]
+    assert page.get_by_test_id("total-trajectories").inner_text() == str(total)
+    for plot in ("yield", "checks", "faults", "turns", "tool_calls", "complexity"):
+        img = page.get_by_test_id(f"plot-{plot}").locator("img")
+        assert img.evaluate("i => i.complete && i.naturalWidth > 0"), plot
+    _shot(page, "1-overview")
+
+    # filter to a failing check through the form
+    page.get_by_test_id("nav-trajectories").click()
+    check = page.get_by_test_id("filter-check").locator("option").nth(1).get_attribute("value")
+    page.get_by_test_id("filter-check").select_option(check)
+    page.get_by_test_id("filter-outcome").select_option("failed")
+    page.get_by_test_id("apply").click()
+    page.wait_for_url(re.compile(r"check="))
+    rows = page.get_by_test_id("trajectory-row")
+    literal = "'" + check.replace("'", "''") + "'"
+    expected = query(out, f'SELECT count(DISTINCT trajectory_id) FROM verdicts WHERE "check" = {literal} '
+                          "AND NOT passed")[1][0][0]
+    assert rows.count() == min(expected, 50) > 0
+    assert page.get_by_test_id("result-count").locator("b").inner_text() == str(expected)
+    for text in rows.locator("td:nth-child(10)").all_inner_texts():
+        assert check in text.split(", ")
+    _shot(page, "2-filtered-by-check")
+
+    # open a faulty one of them (it has a passing twin)
+    faulty = rows.filter(has_text="scripted:faulty").first
+    faulty.locator("a").first.click()
+    page.wait_for_url(re.compile(r"/t/"))
+    assert page.locator(f'[data-testid="verdict"][data-check="{check}"]').get_attribute("data-passed") == "false"
+    flagged = page.locator(".msg.flagged, details.call.flagged")
+    assert flagged.count() >= 1 or check in ("final_state", "outputs", "termination", "turn_limit")
+    _shot(page, "3-transcript")
+
+    # expand a tool call: its arguments and result show
+    call = page.get_by_test_id("tool-call").first
+    assert call.get_attribute("open") is None and not call.get_by_test_id("tool-result").is_visible()
+    call.locator("summary").click()
+    assert call.get_attribute("open") is not None
+    assert call.get_by_test_id("tool-result").is_visible() and call.get_by_test_id("tool-arguments").is_visible()
+    call.scroll_into_view_if_needed()
+    _shot(page, "4-tool-call-expanded")
+
+    # its passing twin, side by side from the first divergent message
+    page.get_by_test_id("twin-link").click()
+    page.wait_for_url(re.compile(r"/compare/"))
+    at = int(re.search(r"message #(\d+)", page.get_by_test_id("divergence").inner_text()).group(1))
+    left, right = page.get_by_test_id("left"), page.get_by_test_id("right")
+    assert "failed" in left.locator("h2").inner_text() and "passed" in right.locator("h2").inner_text()
+    for side in (left, right):
+        indices = [int(i) for i in side.get_by_test_id("message").evaluate_all("ms => ms.map(m => m.dataset.index)")]
+        assert indices and min(indices) >= at - 1  # a bubble holding a call whose result is the first difference
+    _shot(page, "5-twin-side-by-side")
+    assert DIALOGS == []
+
+
+def test_markup_in_messages_is_inert(page: Any, server: str, viewer_dataset: Data) -> None:
+    _, injected = viewer_dataset
+    page.goto(server + "trajectories?q=" + "alert(1)")
+    rows = page.get_by_test_id("trajectory-row")
+    assert rows.count() == 1 and rows.first.get_attribute("data-id") == injected.trajectory_id
+    rows.first.locator("a").first.click()
+    page.wait_for_url(re.compile(r"/t/"))
+    texts = page.get_by_test_id("message-text").all_inner_texts()
+    assert injected.user_text in texts  # shown as the text it is
+    for call in page.get_by_test_id("tool-call").all():
+        call.locator("summary").click()
+    results = page.get_by_test_id("tool-result").all_inner_texts()
+    assert any(SCRIPT in r and IMAGE in r for r in results)
+    # nothing the data holds became an element or an attribute
+    assert page.locator("script").count() == 0
+    assert page.locator("img[src='x']").count() == 0
+    assert page.locator("[onmouseover], [onfocus], [onerror], [autofocus]").count() == 0
+    page.get_by_test_id("message-text").filter(has_text="my name is").hover()
+    _shot(page, "6-markup-inert")
+    page.locator("a", has_text=injected.blueprint_id).first.click()
+    assert page.get_by_test_id("goal").inner_text() == injected.goal
+    assert ATTRIBUTE in injected.goal and page.locator("[onmouseover], [onfocus]").count() == 0
+    _shot(page, "7-blueprint")
+    assert DIALOGS == []
