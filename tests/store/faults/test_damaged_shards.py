@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.store.faults.conftest import N, SHARD_SIZE, small_config
+from tests.store.faults.conftest import SHARD_SIZE, N, small_config
 from trajforge.cli import app
 from trajforge.errors import DamagedData
 from trajforge.store.builds import run_build

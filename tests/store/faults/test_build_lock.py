@@ -1,0 +1,115 @@
+"""Issue 19, item 4: one build per output folder at a time.
+
+A second build refuses with one line naming the holder's pid and start time, or waits with
+``--wait``; a kill -9 releases the lock; temporaries are named per process, and a start-up never
+removes a live process's temporaries.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from trajforge.errors import FolderBusy
+from trajforge.store.lock import build_lock
+from trajforge.store.shards import RunStore, tmp_owner, write_parquet_atomic
+
+TRAJFORGE = [sys.executable, "-m", "trajforge.cli"]
+
+
+def _build(out: Path, *extra: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen([*TRAJFORGE, "build", "--out", str(out), "--n", "4", "--shard-size", "2",
+                             "--quiet", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env or os.environ.copy())
+
+
+def test_a_second_build_refuses_with_one_line_naming_the_holder(tmp_path: Path) -> None:
+    out = tmp_path / "data"
+    with build_lock(out):
+        proc = _build(out)
+        stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 2, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), stderr
+    assert f"pid {os.getpid()}" in lines[0] and "started 20" in lines[0] and "--wait" in lines[0]
+    assert not (out / "runs").exists()  # refused before anything was written
+
+
+def test_in_process_a_second_holder_is_refused(tmp_path: Path) -> None:
+    with build_lock(tmp_path), pytest.raises(FolderBusy, match=f"pid {os.getpid()}"):
+        with build_lock(tmp_path):
+            pass
+    with build_lock(tmp_path):  # released: free again
+        pass
+
+
+def test_wait_starts_the_build_when_the_holder_ends(tmp_path: Path, prefect_api: str) -> None:
+    out = tmp_path / "data"
+    with build_lock(out):
+        proc = _build(out, "--wait", env={**os.environ, "PREFECT_API_URL": prefect_api})
+        time.sleep(3)
+        assert proc.poll() is None, proc.communicate()
+        assert not (out / "runs").exists()  # waiting, not building
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    (manifest,) = (out / "runs").glob("*/manifest.jsonl")
+    assert len(manifest.read_text().splitlines()) == 2
+
+
+def test_kill_9_releases_the_lock(tmp_path: Path) -> None:
+    code = ("import sys, time; from trajforge.store.lock import build_lock\n"
+            f"with build_lock({str(tmp_path)!r}):\n    print('held', flush=True); time.sleep(60)\n")
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(FolderBusy, match=f"pid {holder.pid}"):
+            with build_lock(tmp_path):
+                pass
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait(timeout=30)
+        with build_lock(tmp_path):
+            pass
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()
+
+
+def test_temporaries_are_named_per_process_and_prepare_spares_a_live_writer(tmp_path: Path) -> None:
+    store = RunStore(tmp_path, "run_x")
+    store.prepare()
+    folder = store.table_dir("trajectories")
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        live = folder / f"part-000000000-000000002.parquet.{sleeper.pid}-0a0b0c0d.tmp"
+        live.write_bytes(b"being written")
+        init_owned = folder / "part-000000002-000000004.parquet.1-00000000.tmp"  # pid 1 (init) is alive
+        gone = folder / f"part-000000004-000000006.parquet.{_dead_pid()}-0badf00d.tmp"
+        legacy = folder / "part-000000006-000000008.parquet.tmp"
+        for path in (init_owned, gone, legacy):
+            path.write_bytes(b"left behind")
+        store.prepare()
+        assert live.exists() and init_owned.exists(), "a live process's temporary was removed"
+        assert not gone.exists() and not legacy.exists()
+        assert tmp_owner(live) == sleeper.pid and tmp_owner(legacy) is None
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    store.prepare()
+    assert not live.exists()
+    # the name a write uses carries this process's pid, and no two writes share one
+    write_parquet_atomic(tmp_path / "a.parquet", pa.table({"x": [1]}))
+    assert [p.name for p in tmp_path.glob("a.parquet*")] == ["a.parquet"]
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
