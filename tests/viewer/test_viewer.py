@@ -17,7 +17,7 @@ from trajforge.store import query
 from trajforge.viewer import queries
 from trajforge.viewer.filters import Filters
 from trajforge.viewer.render import ServerLinks
-from trajforge.viewer.site import write_site
+from trajforge.viewer.site import MARKER, write_site
 from trajforge.viewer.snapshot import Dataset, Snapshot
 from trajforge.viewer.transcript import first_divergence
 from trajforge.viewer.views import Viewer
@@ -140,8 +140,12 @@ def test_markup_in_the_data_is_text(viewer_dataset: Data, snap: Snapshot) -> Non
 
 def test_static_site_is_self_contained(viewer_dataset: Data, tmp_path: Path) -> None:
     out, injected = viewer_dataset
-    summary = write_site(out, tmp_path / "site")
     root = tmp_path / "site"
+    root.mkdir()
+    (root / MARKER).write_text("an earlier report\n")
+    (root / "stale.html").write_text("from the earlier report")
+    summary = write_site(out, root)
+    assert not (root / "stale.html").exists()  # an earlier report is replaced whole
     files = sorted(root.rglob("*.html"))
     assert len(files) == summary.pages and summary.trajectories == summary.of_total
     assert (root / "t" / f"{injected.trajectory_id}.html").is_file()
@@ -154,15 +158,13 @@ def test_static_site_is_self_contained(viewer_dataset: Data, tmp_path: Path) -> 
             assert not parts.scheme and not parts.netloc, f"{path}: {ref} leaves the site"
             assert (path.parent / unquote(parts.path)).resolve().is_file(), f"{path}: {ref} is missing"
     assert re.search(r"href=\"list/check-[^\"]+-1\.html\"", (root / "index.html").read_text())
-    # a second report replaces the first; a folder holding anything else is refused
-    write_site(out, root, limit=3)
-    assert len(list((root / "t").glob("*.html"))) < summary.trajectories
+    # a folder holding anything else is refused, and left as it was
     other = tmp_path / "mine"
     other.mkdir()
     (other / "notes.txt").write_text("keep me")
     result = CliRunner().invoke(app, ["report", "--out", str(out), "--to", str(other)])
     assert result.exit_code == 2 and "not a trajforge report" in result.output
-    assert (other / "notes.txt").read_text() == "keep me"
+    assert sorted(p.name for p in other.iterdir()) == ["notes.txt"]
 
 
 def test_a_new_catalog_is_picked_up(viewer_dataset: Data, tmp_path: Path) -> None:

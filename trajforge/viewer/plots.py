@@ -26,10 +26,12 @@ BAD = "#c44e52"
 GOOD = "#55a868"
 
 
-def _figure(height: float = 2.6, width: float = 5.2) -> tuple[Figure, Axes]:
+def _figure(height: float = 2.6, width: float = 5.2, left: float = 0.13) -> tuple[Figure, Axes]:
+    """A figure with fixed margins (a constrained layout would double the time to draw it)."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width, height), layout="constrained")
+    fig = Figure(figsize=(width, height))
+    fig.subplots_adjust(left=left, right=0.97, top=1 - 0.32 / height, bottom=0.55 / height)
     return fig, fig.subplots()
 
 
@@ -44,7 +46,8 @@ def svg_uri(fig: Figure) -> str:
 
 def _barh(labels: Sequence[str], values: Sequence[float], title: str, *, xlabel: str = "",
           color: str = BAR, percent: bool = False) -> str:
-    fig, ax = _figure(height=max(1.6, 0.5 + 0.24 * len(labels)))
+    longest = max((len(label) for label in labels), default=0)
+    fig, ax = _figure(height=max(1.6, 0.9 + 0.22 * len(labels)), left=min(0.55, 0.04 + 0.0135 * longest))
     ax.barh(list(labels)[::-1], list(values)[::-1], color=color)
     ax.set_title(title, loc="left")
     ax.set_xlabel(xlabel)
