@@ -72,8 +72,28 @@ def inject(out: Path) -> Injected:
     return Injected(trajectory.id, bp.id, user_text, tool_text, goal)
 
 
+def evaluate_into(out: Path) -> None:
+    """Two evaluations stored beside the build: the scripted oracle and an agent that always
+    calls an unknown tool, each as the policy on three fresh blueprints, two trials each."""
+    from trajforge.evaluation.blueprints import fresh_blueprints
+    from trajforge.evaluation.config import PlayConfig
+    from trajforge.evaluation.run import evaluate, save_evaluation
+    from trajforge.schemas.trajectory import Fault, FaultKind
+    from trajforge.simulation.episodes import EpisodeContext, scripted_agent, scripted_agents
+
+    def unknown_tool(episode: EpisodeContext):
+        return scripted_agent(episode.blueprint, episode.domain, episode.seed,
+                              Fault(kind=FaultKind.unknown_tool, target=0))
+
+    blueprints = fresh_blueprints(3, seed=4242)
+    play = PlayConfig(trials=2, max_turns=40, max_steps_per_turn=12)
+    save_evaluation(out, evaluate(blueprints, scripted_agents, "scripted:oracle", play, "fresh:4242"))
+    save_evaluation(out, evaluate(blueprints, unknown_tool, "scripted:unknown_tool", play, "fresh:4242"))
+
+
 @pytest.fixture(scope="session")
 def viewer_dataset(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Injected]:
     out = tmp_path_factory.mktemp("viewer-dataset")
     build_dataset(out)
+    evaluate_into(out)
     return out, inject(out)

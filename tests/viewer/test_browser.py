@@ -133,6 +133,14 @@ def test_overview_filter_transcript_tool_call_and_twin(page: Any, server: str, v
         indices = [int(i) for i in side.get_by_test_id("message").evaluate_all("ms => ms.map(m => m.dataset.index)")]
         assert indices and min(indices) >= at - 1  # a bubble holding a call whose result is the first difference
     _shot(page, "5-twin-side-by-side")
+
+    # evaluations: pass@1 and pass^k per policy, as a table and a plot
+    page.get_by_test_id("nav-runs").click()
+    table = page.get_by_test_id("evaluations-table")
+    assert table.locator("tr").count() == 3  # header, oracle, unknown-tool agent
+    assert "scripted:oracle" in table.inner_text() and "100.0%" in table.inner_text()
+    assert page.get_by_test_id("plot-evaluations").locator("img").evaluate("i => i.complete && i.naturalWidth > 0")
+    _shot(page, "8-runs-and-evaluations")
     assert DIALOGS == []
 
 

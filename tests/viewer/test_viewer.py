@@ -184,6 +184,19 @@ def test_a_new_catalog_is_picked_up(viewer_dataset: Data, tmp_path: Path) -> Non
     dataset.close()
 
 
+def test_evaluations_show_pass_at_1_and_pass_hat_k(viewer_dataset: Data, snap: Snapshot) -> None:
+    out, _ = viewer_dataset
+    page = queries.runs_page(snap)
+    by_policy = {e["policy"]: e for e in page.evaluations}
+    assert set(by_policy) == {"scripted:oracle", "scripted:unknown_tool"}
+    oracle, broken = by_policy["scripted:oracle"], by_policy["scripted:unknown_tool"]
+    assert (oracle["blueprints"], oracle["episodes"], oracle["trials"]) == (3, 6, 2)
+    assert oracle["pass_at_1"] == oracle["pass_hat"][2] == 1.0
+    assert broken["pass_at_1"] == 0.0 and dict(broken["failures"])["tool_schema"] == 6
+    html = Viewer(out).runs(ServerLinks(), snap)
+    assert 'data-testid="plot-evaluations"' in html and "100.0%" in html and "0.0%" in html
+
+
 def test_cli_errors_are_one_line(tmp_path: Path) -> None:
     for args in (["view", "--out", str(tmp_path), "--port", "0"], ["report", "--out", str(tmp_path)]):
         result = CliRunner().invoke(app, args)

@@ -64,12 +64,19 @@ def _percent() -> Any:
     return PercentFormatter(1.0, decimals=0)
 
 
+def _integers() -> Any:
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(integer=True)
+
+
 def _hist(points: Sequence[tuple[int, int]], title: str, xlabel: str) -> str:
     fig, ax = _figure()
     ax.bar([p[0] for p in points], [p[1] for p in points], width=0.85, color=BAR)
     ax.set_title(title, loc="left")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("episodes")
+    ax.xaxis.set_major_locator(_integers())
     ax.spines[["top", "right"]].set_visible(False)
     return svg_uri(fig)
 
@@ -116,9 +123,10 @@ def runs_plots(page: RunsPage) -> dict[str, str]:
             ax.plot(ks, [e["pass_hat"][k] for k in ks], marker="o", label=f"{e['policy']} ({e['eval_id']})"[:60])
         ax.set_title("pass^k per policy", loc="left")
         ax.set_xlabel("k")
-        ax.set_ylim(0, 1)
+        ax.xaxis.set_major_locator(_integers())
+        ax.set_ylim(-0.05, 1.05)
         ax.yaxis.set_major_formatter(_percent())
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="center right")
         plots["evaluations"] = svg_uri(fig)
     for run_id, iterations in page.loops.items():
         fig, ax = _figure()
@@ -130,6 +138,7 @@ def runs_plots(page: RunsPage) -> dict[str, str]:
                 ax.plot(xs, [float("nan") if y is None else y for y in ys], marker="o", label=label)
         ax.set_title(f"Loop {run_id}", loc="left")
         ax.set_xlabel("iteration")
+        ax.xaxis.set_major_locator(_integers())
         ax.legend(fontsize=7)
         plots[f"loop:{run_id}"] = svg_uri(fig)
     return plots
