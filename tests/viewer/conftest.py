@@ -25,11 +25,20 @@ class Injected:
     goal: str
 
 
+SELECT = 5  # trajectories the diversity stage selects
+
+
 def build_dataset(out: Path, n: int = 10) -> None:
+    """The default build, then its diversity stage on the model-free hashed embedder (Vendi
+    per domain/intent/complexity stratum, a selection of ``SELECT``)."""
     from trajforge.config import load_config
+    from trajforge.curation import run_diversity_stage
     from trajforge.store.builds import run_build
 
-    run_build(load_config(None, {"store.out": str(out), "generation.n_blueprints": n}))
+    config = load_config(None, {"store.out": str(out), "generation.n_blueprints": n,
+                                "diversity.select": SELECT, "diversity.embedder": "hashed"})
+    run_build(config)
+    run_diversity_stage(config)
 
 
 def inject(out: Path) -> Injected:

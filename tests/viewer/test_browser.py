@@ -36,17 +36,13 @@ Data = tuple[Path, Injected]
 
 
 @pytest.fixture(scope="module")
-def server(viewer_dataset: Data) -> Iterator[str]:
-    """``trajforge view --port 0`` in its own process; its URL from the line it prints."""
+def viewer_process(viewer_dataset: Data) -> Iterator[subprocess.Popen[str]]:
+    """``trajforge view --port 0`` in its own process (it starts while Chromium does)."""
     out, _ = viewer_dataset
     proc = subprocess.Popen([sys.executable, "-m", "trajforge.cli", "view", "--out", str(out), "--port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        found = re.search(r"serving (http://127\.0\.0\.1:\d+/)", line)
-        assert found, f"no URL in {line!r} (exit {proc.poll()})"
-        yield found.group(1)
+        yield proc
     finally:
         proc.terminate()
         try:
@@ -60,16 +56,31 @@ DIALOGS: list[str] = []  # every dialog a page opened (none may)
 
 
 @pytest.fixture(scope="module")
-def page(server: str) -> Iterator[Any]:
-    SHOTS.mkdir(parents=True, exist_ok=True)
+def browser(viewer_process: subprocess.Popen[str]) -> Iterator[Any]:
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        tab = context.new_page()
-        tab.on("dialog", lambda d: (DIALOGS.append(d.message), d.dismiss()))
-        yield tab
-        context.close()
-        browser.close()
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def server(viewer_process: subprocess.Popen[str], browser: Any) -> str:
+    """The viewer's URL, from the line it prints once it listens."""
+    assert viewer_process.stdout is not None
+    line = viewer_process.stdout.readline()
+    found = re.search(r"serving (http://127\.0\.0\.1:\d+/)", line)
+    assert found, f"no URL in {line!r} (exit {viewer_process.poll()})"
+    return found.group(1)
+
+
+@pytest.fixture(scope="module")
+def page(browser: Any, server: str) -> Iterator[Any]:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    tab = context.new_page()
+    tab.on("dialog", lambda d: (DIALOGS.append(d.message), d.dismiss()))
+    yield tab
+    context.close()
 
 
 def _shot(page: Any, name: str) -> None:

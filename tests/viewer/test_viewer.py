@@ -11,7 +11,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from typer.testing import CliRunner
 
-from tests.viewer.conftest import ATTRIBUTE, SCRIPT, Injected, inject
+from tests.viewer.conftest import ATTRIBUTE, SCRIPT, SELECT, Injected, inject
 from trajforge.cli import app
 from trajforge.store import query
 from trajforge.viewer import queries
@@ -182,6 +182,20 @@ def test_a_new_catalog_is_picked_up(viewer_dataset: Data, tmp_path: Path) -> Non
         assert after is not before
         assert after.rows("SELECT count(*) FROM viewer_index WHERE id = ?", [injected.trajectory_id])[0][0] == 1
     dataset.close()
+
+
+def test_diversity_selection_and_vendi_per_stratum(snap: Snapshot) -> None:
+    o = queries.overview(snap)
+    [vendi] = o.vendi
+    assert vendi["rows"] and all(r["vendi"] is not None and r["vendi"] >= 1.0 for r in vendi["rows"])
+    assert {r["group"].rsplit("/", 1)[-1] for r in vendi["rows"]} <= {"low", "mid", "high"}
+    (passed,), = snap.rows("SELECT count(*) FROM viewer_index WHERE passed AND run_id <> 'viewer_injection'")
+    assert sum(r["items"] for r in vendi["rows"]) == passed  # the candidates: every passing episode
+    assert sum(r["selected"] for r in vendi["rows"]) == SELECT
+    assert ("selected for diversity", SELECT) in o.yields
+    selected = queries.list_page(snap, Filters(decision="selected"))
+    assert selected.total == SELECT and all(r["decision"] == "selected" for r in selected.rows)
+    assert "selected" in queries.filter_options(snap)["decision"]
 
 
 def test_evaluations_show_pass_at_1_and_pass_hat_k(viewer_dataset: Data, snap: Snapshot) -> None:
