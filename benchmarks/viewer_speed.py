@@ -85,7 +85,7 @@ def _in_process(out: Path) -> dict[str, float]:
     viewer = Viewer(out)
     index_s = time.perf_counter() - started
     viewer.warm()  # imports matplotlib once, as the server does before it listens
-    viewer._plots.clear()  # what a new catalog does: the plots are drawn again
+    viewer.drop_plots()  # what a new catalog does: the plots are drawn again
     started = time.perf_counter()
     viewer.overview(ServerLinks())
     redraw_s = time.perf_counter() - started

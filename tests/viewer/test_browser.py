@@ -179,3 +179,20 @@ def test_markup_in_messages_is_inert(page: Any, server: str, viewer_dataset: Dat
     assert ATTRIBUTE in injected.goal and page.locator("[onmouseover], [onfocus]").count() == 0
     _shot(page, "7-blueprint")
     assert DIALOGS == []
+
+
+def test_only_reads_and_forbids_scripts(server: str) -> None:
+    import urllib.error
+    import urllib.request
+
+    with urllib.request.urlopen(server) as response:
+        csp = response.headers["Content-Security-Policy"]
+    assert "default-src 'none'" in csp and "script-src" not in csp  # no script source is allowed
+    for method in ("POST", "PUT", "DELETE"):
+        request = urllib.request.Request(server + "trajectories", data=b"x", method=method)
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request)
+        assert refused.value.code == 405
+    with pytest.raises(urllib.error.HTTPError) as missing:
+        urllib.request.urlopen(server + "t/tr_does_not_exist")
+    assert missing.value.code == 404

@@ -32,6 +32,11 @@ class Viewer:
         does not wait for it."""
         self.overview(ServerLinks())
 
+    def drop_plots(self) -> None:
+        """Forget the drawn plots (a new catalog does this by itself)."""
+        with self._plots_lock:
+            self._plots = {}
+
     def _use(self, snap: Snapshot | None) -> Any:
         """The given snapshot (a caller holding a lease), or a lease on the current one."""
         return nullcontext(snap) if snap is not None else self.dataset.lease()
