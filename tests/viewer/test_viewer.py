@@ -224,3 +224,28 @@ def test_script_and_attribute_strings_are_what_was_stored(viewer_dataset: Data, 
     assert page is not None
     assert any(v.content == injected.user_text for v in page.views)
     assert SCRIPT in injected.goal and ATTRIBUTE in injected.user_text
+
+
+def test_loop_iterations_are_plotted(tmp_path: Path) -> None:
+    """A loop's iteration rows (the loop tests' simulated loop: real pool and resynthesis, random
+    rewards for the policy) on the runs page, as a table and a plot."""
+    from tests.loop.test_records import _simulate
+    from trajforge.environments.retail import RetailDomain
+    from trajforge.generators import generate_blueprints
+    from trajforge.schemas import TaskBlueprint
+    from trajforge.schemas.config import GenerationConfig
+    from trajforge.store import refresh_catalog
+
+    domain = RetailDomain(300, 0)
+    seeds = [b for b in generate_blueprints(domain, GenerationConfig(), "run_loop_seeds", 0, 6)
+             if isinstance(b, TaskBlueprint)]
+    records = _simulate(tmp_path, domain, seeds, 2)
+    refresh_catalog(tmp_path)
+    viewer = Viewer(tmp_path)
+    with viewer.dataset.lease() as s:
+        page = queries.runs_page(s)
+        html = viewer.runs(ServerLinks(), s)
+    [(run_id, rows)] = page.loops.items()
+    assert [r["iteration"] for r in rows] == [r.iteration for r in records]
+    assert [r["boundary_count"] for r in rows] == [r.boundary_count for r in records]
+    assert html.count('data-testid="loop"') == 1 and f'alt="loop {run_id}"' in html
