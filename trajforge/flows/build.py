@@ -43,7 +43,7 @@ from trajforge.flows import progress as build_progress
 from trajforge.flows.logs import command_log, log_failure, note_log, root_error
 from trajforge.flows.retry import retry_transient
 from trajforge.flows.runners import check_runner, make_task_runner
-from trajforge.flows.runtime import prefect_runtime, results_dir
+from trajforge.flows.runtime import prefect_runtime, results_dir, room_needed
 from trajforge.generators.batch import GeneratedBatch, generate_batch
 from trajforge.schemas.config import RunConfig
 from trajforge.schemas.trajectory import Verdict
@@ -59,7 +59,7 @@ from trajforge.store.builds import (
     prepare_run,
     settled_batch,
 )
-from trajforge.store.lock import build_lock, check_room
+from trajforge.store.lock import MIN_FREE_BYTES, build_lock, check_room
 from trajforge.store.rows import batch_rows, batch_tables, summarize_batch
 from trajforge.store.runs import BatchSummary
 from trajforge.store.shards import ShardRecord
@@ -237,7 +237,7 @@ def build(config: RunConfig, progress: Progress | None = None, quiet: bool = Fal
     check_runner(config.orchestration)
     out = config.store.out
     with build_lock(out, wait=wait):
-        check_room(out)
+        check_room(out, room_needed(out, MIN_FREE_BYTES))
         with command_log(out, "build", verbose=verbose) as log:
             try:
                 with build_progress.reporting_to(progress), \

@@ -58,9 +58,14 @@ def command_log(out: Path, command: str, verbose: bool = False) -> Iterator[Path
         console.setLevel(_SILENT)
     if handler is not None:
         root.addHandler(handler)
+    # a handler that cannot write (this log on a full disk, Prefect's API log on a server whose
+    # database is on it) prints "--- Logging error ---" and a traceback per record unless told not to
+    raise_exceptions = logging.raiseExceptions
+    logging.raiseExceptions = verbose
     try:
         yield path
     finally:
+        logging.raiseExceptions = raise_exceptions
         for console, level in zip(consoles, levels, strict=True):
             console.setLevel(level)
         if handler is not None:

@@ -26,6 +26,10 @@ from pathlib import Path
 PREFECT_DIR = ".prefect"
 RESULTS_DIR = "results"
 STARTUP_TIMEOUT_S = 600
+# what a first start of the temporary server writes under <out>/.prefect (its SQLite database,
+# migrated): 4.7 MB measured. With less free, its start-up fails and Prefect waits out the whole
+# timeout before saying so, so the build refuses at once instead.
+SERVER_DB_BYTES = 8 << 20
 # Environment for processes a build starts itself (Dask workers): their console stays quiet too.
 QUIET_ENV = {"PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL": "WARNING"}
 
@@ -44,6 +48,16 @@ def prefect_home(out: Path) -> Path:
 
 def results_dir(out: Path) -> Path:
     return prefect_home(out) / RESULTS_DIR
+
+
+def room_needed(out: Path, least: int) -> int:
+    """Free bytes a build into ``out`` needs to start: ``least``, or enough for the temporary
+    server's first database when it will start one."""
+    from prefect.settings import get_current_settings
+
+    if get_current_settings().api.url or (prefect_home(out) / "prefect.db").exists():
+        return least
+    return max(least, SERVER_DB_BYTES)
 
 
 def _free_port() -> int:

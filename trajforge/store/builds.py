@@ -44,7 +44,7 @@ from trajforge.simulation.worker_state import (
 )
 from trajforge.store.catalog import refresh_catalog, refresh_catalog_checked
 from trajforge.store.integrity import FileDamage
-from trajforge.store.lock import build_lock
+from trajforge.store.lock import SpaceReserve, build_lock
 from trajforge.store.rows import batch_rows, batch_tables, summarize_batch
 from trajforge.store.runs import BatchSummary, finish_record, record_batch_spend, start_record, write_run_record
 from trajforge.store.shards import RunStore, ShardRecord
@@ -191,6 +191,7 @@ def execute_build(config: RunConfig, store: RunStore, submit: Submit, *, invocat
     # one they spend from; with others, kept up to date from the spend committed here
     budget = budget_for(config, invocation)
     inflight: deque[tuple[Range, PendingBatch]] = deque()
+    reserve = SpaceReserve(store.run_dir)
     try:
         queue = deque(plan)
         while queue or inflight:
@@ -235,7 +236,8 @@ def execute_build(config: RunConfig, store: RunStore, submit: Submit, *, invocat
             still.wait()
         failed = finish_record(record, computed, len(plan), cached, adopted, time.perf_counter() - began,
                                RunOutcome.failed, f"{type(exc).__name__}: {exc}")
-        try:  # on a full disk this may fail too: the build's own error is the one to report
+        reserve.release()  # room for the record, on a disk that filled up
+        try:  # and if it fails even so, the build's own error is the one to report
             write_run_record(store.out, failed)
             refresh_catalog(store.out)
         except Exception:  # noqa: BLE001
@@ -243,6 +245,7 @@ def execute_build(config: RunConfig, store: RunStore, submit: Submit, *, invocat
         raise
     finally:
         release_invocation(invocation)
+        reserve.release()
     final = finish_record(record, computed, len(plan), cached, adopted, time.perf_counter() - began,
                           RunOutcome.completed, None, stopped)
     write_run_record(store.out, final)

@@ -12,6 +12,7 @@ import errno
 import fcntl
 import json
 import os
+import secrets
 import shutil
 import socket
 from collections.abc import Iterator
@@ -20,13 +21,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from trajforge.errors import FolderBusy, StoreError
-from trajforge.store.shards import os_reason
+from trajforge.store.shards import TMP_SUFFIX, os_reason
 
 LOCK_FILE = ".build.lock"
-# below this a build cannot even start its Prefect database and first shard: fail at once rather
-# than half-way (or, for the temporary server, hang on its start-up)
-MIN_FREE_BYTES = 16 << 20
+# below this a build cannot write its records and a first shard: fail at once rather than half-way
+MIN_FREE_BYTES = 2 << 20
 MIN_FREE_INODES = 64
+# held back while a build runs, and given up when it fails, so that even on a disk that filled up
+# the invocation's ``failed`` record can still be written
+RESERVE_BYTES = 1 << 20
 
 
 def holder(out: Path) -> str:
@@ -80,7 +83,30 @@ def check_room(out: Path, min_bytes: int = MIN_FREE_BYTES, min_inodes: int = MIN
         raise StoreError(f"cannot inspect {out}: {os_reason(exc)}") from exc
     if free < min_bytes:
         raise StoreError(f"cannot write {out}: {os.strerror(errno.ENOSPC)} (ENOSPC): {free >> 10} KiB "
-                         f"free, a build needs at least {min_bytes >> 20} MiB")
+                         f"free, a build needs at least {min_bytes >> 10} KiB")
     if vfs.f_files and vfs.f_favail < min_inodes:
         raise StoreError(f"cannot write {out}: out of inodes ({vfs.f_favail} free, a build needs at "
                          f"least {min_inodes})")
+
+
+class SpaceReserve:
+    """A file of ``size`` bytes in ``folder``, written at the start of a build and removed when
+    it ends; ``release`` gives its space back for the last writes of a failed build."""
+
+    def __init__(self, folder: Path, size: int = RESERVE_BYTES) -> None:
+        self.path: Path | None = Path(folder) / f"space-reserve.{os.getpid()}-{secrets.token_hex(4)}{TMP_SUFFIX}"
+        try:
+            with self.path.open("wb") as f:
+                f.write(b"\0" * size)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError:
+            self.release()  # no room for the reserve: the build will meet the full disk soon enough
+
+    def release(self) -> None:
+        if self.path is not None:
+            try:
+                self.path.unlink()
+            except OSError:
+                pass
+            self.path = None

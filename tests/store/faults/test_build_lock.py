@@ -11,33 +11,29 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from typer.testing import CliRunner
 
+from trajforge.cli import app
 from trajforge.errors import FolderBusy
 from trajforge.store.lock import build_lock
 from trajforge.store.shards import RunStore, tmp_owner, write_parquet_atomic
 
-TRAJFORGE = [sys.executable, "-m", "trajforge.cli"]
-
-
-def _build(out: Path, *extra: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen([*TRAJFORGE, "build", "--out", str(out), "--n", "4", "--shard-size", "2",
-                             "--quiet", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env or os.environ.copy())
+runner = CliRunner()
 
 
 def test_a_second_build_refuses_with_one_line_naming_the_holder(tmp_path: Path) -> None:
     out = tmp_path / "data"
-    with build_lock(out):
-        proc = _build(out)
-        stdout, stderr = proc.communicate(timeout=120)
-    assert proc.returncode == 2, stderr
-    lines = stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), stderr
+    with build_lock(out):  # another open of the lock file conflicts even within one process
+        result = runner.invoke(app, ["build", "--out", str(out), "--n", "4", "--quiet"])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
     assert f"pid {os.getpid()}" in lines[0] and "started 20" in lines[0] and "--wait" in lines[0]
     assert not (out / "runs").exists()  # refused before anything was written
 
@@ -50,17 +46,21 @@ def test_in_process_a_second_holder_is_refused(tmp_path: Path) -> None:
         pass
 
 
-def test_wait_starts_the_build_when_the_holder_ends(tmp_path: Path, prefect_api: str) -> None:
-    out = tmp_path / "data"
-    with build_lock(out):
-        proc = _build(out, "--wait", env={**os.environ, "PREFECT_API_URL": prefect_api})
-        time.sleep(3)
-        assert proc.poll() is None, proc.communicate()
-        assert not (out / "runs").exists()  # waiting, not building
-    stdout, stderr = proc.communicate(timeout=300)
-    assert proc.returncode == 0, stderr
-    (manifest,) = (out / "runs").glob("*/manifest.jsonl")
-    assert len(manifest.read_text().splitlines()) == 2
+def test_wait_takes_the_lock_when_the_holder_ends(tmp_path: Path) -> None:
+    taken: list[float] = []
+
+    def second() -> None:
+        with build_lock(tmp_path, wait=True):
+            taken.append(time.monotonic())
+
+    with build_lock(tmp_path):
+        waiter = threading.Thread(target=second)
+        waiter.start()
+        time.sleep(0.5)
+        assert not taken, "--wait did not wait"
+        released = time.monotonic()
+    waiter.join(timeout=30)
+    assert taken and taken[0] >= released
 
 
 def test_kill_9_releases_the_lock(tmp_path: Path) -> None:
