@@ -151,8 +151,12 @@ def prefect_runtime(out: Path, quiet: bool = False,
     if configured:
         check_reachable(configured)
         with quiet_console(quiet):
-            yield PrefectRuntime(api_url=configured, home=None, started_server=False,
-                                 startup_seconds=0.0)
+            try:
+                yield PrefectRuntime(api_url=configured, home=None, started_server=False,
+                                     startup_seconds=0.0)
+            finally:
+                # events left queued are flushed at exit, with a console warning after the command
+                _drain_workers()
         return
 
     from prefect.server.api.server import SubprocessASGIServer
