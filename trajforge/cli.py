@@ -60,6 +60,20 @@ def _reading(out_dir: Path, allow_damaged: bool) -> Iterator[None]:
         yield
 
 
+@contextmanager
+def _removed_on_failure(folder: Path) -> Iterator[None]:
+    """A folder the command creates is removed again when the command fails."""
+    existed = folder.exists()
+    try:
+        yield
+    except BaseException:
+        if not existed:
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
 AllowDamagedOption = Annotated[bool, typer.Option(
     "--allow-damaged", help="read on without shards that fail their checksums (named in a warning)")]
 
@@ -578,7 +592,7 @@ def export(
     from trajforge.store.splits import split_config
 
     to = to or out_dir / "export"
-    with _reading(out_dir, allow_damaged), _one_line():
+    with _reading(out_dir, allow_damaged), _one_line(), _removed_on_failure(to):
         summary = write_export(out_dir, to, export_formats(formats, "--format"),
                                split_config(splits, salt, "--splits"), runs, shard_rows=shard_rows)
         write_card(out_dir, to, summary, license_id=license_id)
@@ -841,7 +855,24 @@ def eval_command(
 
 
 def main() -> None:
-    app()
+    """The console script: usage errors (a bad option value, an unknown command) as one line
+    too, rather than a usage box."""
+    try:
+        code = app(standalone_mode=False)
+    except typer.TyperException as exc:  # typer's usage errors (its own click's ClickException)
+        if type(exc).__name__ == "NoArgsIsHelpError":  # no arguments: the help, as always
+            show = getattr(exc, "show", None)
+            if show is not None:
+                show()
+            sys.exit(0)
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see {ctx.command_path} --help)" if ctx is not None else ""
+        typer.echo(f"error: {' '.join(exc.format_message().split())}{hint}", err=True)
+        sys.exit(2 if exc.exit_code == 1 else exc.exit_code)
+    except typer.Abort:
+        typer.echo("aborted", err=True)
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ from trajforge.flows import progress as build_progress
 from trajforge.flows.logs import command_log, log_failure, note_log, root_error
 from trajforge.flows.retry import retry_transient
 from trajforge.flows.runners import check_runner, make_task_runner
-from trajforge.flows.runtime import prefect_runtime, results_dir, room_needed
+from trajforge.flows.runtime import check_configured_server, prefect_runtime, results_dir, room_needed
 from trajforge.generators.batch import GeneratedBatch, generate_batch
 from trajforge.schemas.config import RunConfig
 from trajforge.schemas.trajectory import Verdict
@@ -235,6 +235,7 @@ def build(config: RunConfig, progress: Progress | None = None, quiet: bool = Fal
     that caused it (``flows/logs.root_error``) with a note naming the log."""
     began = time.perf_counter()
     check_runner(config.orchestration)
+    check_configured_server()  # before the lock: nothing is written for a server that is not there
     out = config.store.out
     with build_lock(out, wait=wait):
         check_room(out, room_needed(out, MIN_FREE_BYTES))

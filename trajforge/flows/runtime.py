@@ -133,6 +133,15 @@ def check_reachable(api_url: str) -> None:
                           "build start its own") from None
 
 
+def check_configured_server() -> None:
+    """``check_reachable`` for the configured server, if one is configured."""
+    from prefect.settings import get_current_settings
+
+    configured = get_current_settings().api.url
+    if configured:
+        check_reachable(configured)
+
+
 @contextmanager
 def prefect_runtime(out: Path, quiet: bool = False,
                     startup_timeout_s: int = STARTUP_TIMEOUT_S) -> Iterator[PrefectRuntime]:

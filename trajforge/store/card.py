@@ -110,6 +110,8 @@ def card_stats(out: Path, run_ids: list[str]) -> CardStats:
     try:
         con.execute("SET enable_progress_bar = false")
         stats = _card_stats(con, run_ids)
+    except duckdb.Error as exc:
+        raise StoreError(f"cannot read catalog at {out}: {str(exc).strip().splitlines()[0]}") from exc
     finally:
         con.close()
     if not stats.vendi:
