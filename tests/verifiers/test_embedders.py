@@ -88,5 +88,11 @@ def test_minilm_embeddings_are_the_models_own_and_meaningful(minilm: SentenceTra
 def test_unknown_model_fails_with_a_config_error(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path))
+    # huggingface_hub reads those variables once, at import: in a full run another test has
+    # imported it already, and the lookup went to the network (five retries, 70-80 s, then the
+    # same ConfigError). Its settings, where it reads them at call time:
+    constants = pytest.importorskip("huggingface_hub.constants")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
     with pytest.raises(ConfigError, match="diversity.embedder"):
         make_embedder("no-such-org/no-such-model", device="cpu").embed(["x"])
