@@ -230,6 +230,13 @@ def serve_policy(
     rate_hang: Annotated[float, typer.Option("--rate-hang", help="never answered")] = 0.0,
     rate_malformed: Annotated[float, typer.Option("--rate-malformed", help="agent tool calls with broken JSON")] = 0.0,
     timeout_delay_s: Annotated[float, typer.Option("--timeout-delay-s")] = 5.0,
+    rate_empty: Annotated[float, typer.Option("--rate-empty", help="answers with no content and no tool calls")] = 0.0,
+    rate_user_as_agent: Annotated[float, typer.Option(
+        "--rate-user-as-agent", help="user simulator answers spoken in the agent's voice")] = 0.0,
+    rate_stall: Annotated[float, typer.Option("--rate-stall", help="answered after exactly --stall-s")] = 0.0,
+    stall_s: Annotated[float, typer.Option("--stall-s")] = 2.0,
+    rate_injection: Annotated[float, typer.Option(
+        "--rate-injection", help="agent requests: instructions planted in their tool outputs")] = 0.0,
     seed: Annotated[int, typer.Option("--seed", help="seed of the injected faults")] = 0,
     wording: Annotated[str, typer.Option(
         "--wording", help="phrasing of confirmations, consents, offers of help and closings: scripted "
@@ -251,6 +258,13 @@ def serve_policy(
                 raise ConfigError(name, f"must be between 0 and 1, got {rate}")
         if rate_429 + rate_500 + rate_timeout + rate_hang > 1:
             raise ConfigError("--rate-*", "the request failure rates add up to more than 1")
+        from trajforge.serving import BehaviourFaults
+
+        behaviour = BehaviourFaults(rate_empty=rate_empty, rate_user_as_agent=rate_user_as_agent,
+                                    rate_stall=rate_stall, stall_s=stall_s, rate_injection=rate_injection)
+        for name, rate in behaviour.rates().items():
+            if not 0 <= rate <= 1:
+                raise ConfigError(name, f"must be between 0 and 1, got {rate}")
         cfg = load_config(config, {"generation.n_blueprints": n} if n is not None else None)
         faults = ServerFaults(rate_429=rate_429, rate_500=rate_500, rate_timeout=rate_timeout,
                               rate_hang=rate_hang, rate_malformed=rate_malformed,
@@ -260,7 +274,7 @@ def serve_policy(
 
         if wording not in WORDINGS:
             raise ConfigError("--wording", f"unknown wording {wording!r}; choose one of {', '.join(WORDINGS)}")
-        server = build_server(cfg, faults, seed, named_wording(wording))
+        server = build_server(cfg, faults, seed, named_wording(wording), behaviour)
 
     def ready(bound: int) -> None:
         typer.echo(f"serving http://{host}:{bound}/v1 ({len(server.blueprints)} blueprints; "
