@@ -46,6 +46,7 @@ from trajforge.store.shards import (
     TABLES,
     fsync_dir,
     os_reason,
+    stale_temporary,
     write_parquet_atomic,
 )
 from trajforge.store.verifications import verification_files
@@ -226,6 +227,15 @@ def _start_copy(final: Path, tmp: Path) -> None:
         _remove(Path(f"{tmp}.wal"))
 
 
+def _remove_stale_copies(out: Path) -> None:
+    """Half-built catalog copies (and their WALs) of refreshes killed part-way."""
+    for leftover in out.glob(f"{CATALOG_FILE}.*{_TMP_SUFFIX}*"):
+        name = leftover.name.removesuffix(".wal")
+        # (a folder of that name is DuckDB's own spill space, "<catalog>.tmp": not ours)
+        if leftover.is_file() and name.endswith(_TMP_SUFFIX) and stale_temporary(leftover.with_name(name)):
+            _remove(leftover)
+
+
 @dataclass(frozen=True)
 class CatalogRefresh:
     """A refreshed catalog and what the refresh found."""
@@ -254,6 +264,7 @@ def refresh_catalog_checked(out: Path, fresh: bool = False) -> CatalogRefresh:
     tmp = out / f"{CATALOG_FILE}.{os.getpid()}-{secrets.token_hex(4)}{_TMP_SUFFIX}"
     try:
         out.mkdir(parents=True, exist_ok=True)
+        _remove_stale_copies(out)
         check = check_dataset(out, {} if fresh else _stamps_of(final))
         if not fresh:
             _start_copy(final, tmp)

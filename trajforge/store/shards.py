@@ -312,7 +312,9 @@ class RunStore:
                 raise StoreError(f"cannot create {folder}: {exc.strerror or exc}") from exc
             if not os.access(folder, os.W_OK | os.X_OK):
                 raise StoreError(f"cannot write to {folder}: permission denied")
-            for leftover in folder.glob(f"*{TMP_SUFFIX}"):
+            # the run folder's too: its invocation records (runs/<id>/invocations) are written there
+            pattern = folder.rglob if folder == self.run_dir else folder.glob
+            for leftover in pattern(f"*{TMP_SUFFIX}"):
                 if not stale_temporary(leftover):
                     continue  # a live process is writing it (a worker of this build, or a reader)
                 try:

@@ -113,3 +113,22 @@ def _dead_pid() -> int:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
     return proc.pid
+
+
+def test_leftovers_of_killed_record_and_catalog_writes_are_removed(tmp_path: Path) -> None:
+    """The issue's ``invocations/*.parquet.tmp`` that stayed forever, and a catalog copy a killed
+    refresh left."""
+    from trajforge.store.catalog import CATALOG_FILE, refresh_catalog
+
+    store = RunStore(tmp_path, "run_x")
+    store.prepare()
+    record = store.run_dir / "invocations" / "20260101T000000Z-abc.parquet.tmp"
+    record.parent.mkdir()
+    record.write_bytes(b"half a record")
+    copy = tmp_path / f"{CATALOG_FILE}.{_dead_pid()}-0a0b0c0d.tmp"
+    copy.write_bytes(b"half a catalog")
+    spill = tmp_path / f"{CATALOG_FILE}.tmp"  # DuckDB's own spill folder: not ours to remove
+    spill.mkdir()
+    store.prepare()
+    refresh_catalog(tmp_path)
+    assert not record.exists() and not copy.exists() and spill.is_dir()
