@@ -4,7 +4,9 @@ phrases, and speed.
 Reports per class precision/recall/F1 and counts on trajforge/environments/dialogue/banks/eval.jsonl
 (templates filled with the bank's action clauses), consent/non_consent on the dev bank
 (banks/dev.jsonl, the hand-written set models are chosen by), per class on the dev2 bank
-(banks/dev2.jsonl, multi-domain), accuracy per phenomenon, the confusion, the
+(banks/dev2.jsonl, multi-domain), per class and per phenomenon on the writer2 bank (banks/writer2.jsonl:
+user replies by a second, independent writer who never saw the other banks, held out from training;
+harder than eval by design), accuracy per phenomenon, the confusion, the
 accuracy on the scripted policies' own phrases, and microseconds per classification (first
 sight of a text, i.e. uncached, and cached). Results go to benchmarks/results/dialogue_acts.{md,json}.
 
@@ -57,15 +59,19 @@ def measure() -> dict[str, Any]:
     bank = read_bank("eval.jsonl")
     rows = expand(bank)
     dev = read_bank("dev.jsonl")
+    writer2 = read_bank("writer2.jsonl")
     gen = generator_phrases()
     gen_wrong = [{"source": r["phenomenon"], "text": r["text"], "predicted": predict(r)}
                  for r in gen if not is_right(r, predict(r))]
     return {
         "bank_sizes": {"eval_entries": len(bank), "eval_measured": len(rows), "dev_entries": len(dev),
+                       "writer2_entries": len(writer2),
                        "train_entries": len(read_bank("train.jsonl"))},
         "per_class": per_class(rows),
         "per_class_dev": {k: v for k, v in per_class(dev).items() if k in ("consent", "non_consent")},
         "per_class_dev2": per_class(read_bank("dev2.jsonl")),
+        "per_class_writer2": {k: v for k, v in per_class(writer2).items() if v["positives"]},
+        "per_phenomenon_writer2": by_phenomenon(writer2),
         "per_phenomenon": by_phenomenon(rows),
         "confusion": confusion(rows),
         "generator": {"n": len(gen), "right": len(gen) - len(gen_wrong), "wrong": gen_wrong},
@@ -95,6 +101,13 @@ def render(payload: dict[str, Any]) -> str:
     for name, s in r.get("per_class_dev2", {}).items():
         lines.append(f"| {name} | {s['n']} | {s['positives']} | {s['precision']:.3f} | {s['recall']:.3f} "
                      f"| {s['f1']:.3f} |")
+    lines += ["", "## Per class (writer2 bank, writer2.jsonl: an independent writer's replies, held out)", "",
+              "| class | n | positives | precision | recall | F1 |", "|---|---:|---:|---:|---:|---:|"]
+    for name, s in r.get("per_class_writer2", {}).items():
+        lines.append(f"| {name} | {s['n']} | {s['positives']} | {s['precision']:.3f} | {s['recall']:.3f} "
+                     f"| {s['f1']:.3f} |")
+    lines += ["", "| writer2 label/phenomenon | n | accuracy |", "|---|---:|---:|"]
+    lines += [f"| {k} | {v['n']} | {v['accuracy']:.3f} |" for k, v in r.get("per_phenomenon_writer2", {}).items()]
     g = r["generator"]
     lines += ["", f"## Generator phrases: {g['right']}/{g['n']} right", ""]
     lines += [f"- {w['source']}: \"{w['text']}\" -> {w['predicted']}" for w in g["wrong"]]

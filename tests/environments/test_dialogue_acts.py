@@ -67,6 +67,29 @@ def dev2() -> list[dict[str, str]]:
     return read_bank("dev2.jsonl")
 
 
+@pytest.fixture(scope="module")
+def writer2() -> list[dict[str, str]]:
+    return read_bank("writer2.jsonl")
+
+
+def test_writer2_bank(writer2: list[dict[str, str]]) -> None:
+    """writer2: a third of the replies an independent writer wrote without seeing any other bank
+    (the other two thirds are in train.jsonl), each with the agent message it answers."""
+    count = lambda label: sum(r["label"] == label for r in writer2)  # noqa: E731
+    assert count("consent") >= 140 and count("non_consent") >= 140 and count("closing") >= 40
+    for r in writer2:
+        assert set(r) == {"text", "role", "label", "phenomenon", "context"} and r["role"] == "user"
+        assert r["label"] in ("consent", "non_consent", "closing", "other") and r["context"]
+
+
+def test_writer2_floor(writer2: list[dict[str, str]]) -> None:
+    """Not the 98% target (measured: consent P 0.953 R 0.870, non_consent P 0.867 R 0.951, far
+    below it: hard replies by a writer the model never read), a floor against regressions."""
+    scores = per_class(writer2)
+    assert scores["consent"]["precision"] >= 0.93 and scores["consent"]["recall"] >= 0.85, scores["consent"]
+    assert scores["non_consent"]["precision"] >= 0.85 and scores["non_consent"]["recall"] >= 0.93
+
+
 def test_dev2_bank(dev2: list[dict[str, str]]) -> None:
     count = lambda label: sum(r["role"] == "user" and r["label"] == label for r in dev2)  # noqa: E731
     assert count("consent") >= 150 and count("non_consent") >= 150 and count("closing") >= 30
@@ -107,7 +130,8 @@ def test_bank_sizes(bank: list[dict[str, str]]) -> None:
 
 
 def test_banks_are_disjoint(train: list[dict[str, str]], bank: list[dict[str, str]],
-                            dev: list[dict[str, str]], dev2: list[dict[str, str]]) -> None:
+                            dev: list[dict[str, str]], dev2: list[dict[str, str]],
+                            writer2: list[dict[str, str]]) -> None:
     gen = {_norm(t) for t in _generator_texts()} - {""}
     tr = {_norm(r["text"]) for r in train}
     ev = {_norm(r["text"]) for r in bank}
@@ -124,6 +148,11 @@ def test_banks_are_disjoint(train: list[dict[str, str]], bank: list[dict[str, st
     for other in (tr, ev, dv, gen):  # the message names dev2's own texts only, never the other set
         shared_texts = sorted(d2 & other)
         assert not shared_texts, shared_texts[:5]
+    w2 = {_norm(r["text"]) for r in writer2}
+    assert len(w2) == len(writer2)
+    for other in (tr, ev, dv, d2, gen):
+        shared_texts = sorted(w2 & other)
+        assert not shared_texts, shared_texts[:5]
 
     def grams(text: str) -> set[tuple[str, ...]]:
         w = _norm(text).split()
@@ -135,13 +164,15 @@ def test_banks_are_disjoint(train: list[dict[str, str]], bank: list[dict[str, st
     eval_grams = set().union(*(grams(r["text"]) for r in bank))
     shared = [r["text"] for r in dev if grams(r["text"]) & eval_grams]
     assert not shared, shared[:5]
+    shared = [r["text"] for r in writer2 if grams(r["text"]) & eval_grams]
+    assert not shared, shared[:5]
 
 
-@pytest.mark.xfail(strict=True, reason="measured below the 98% target: consent P 0.988 R 0.970 and non_consent "
-                   "P 0.970 R 0.988 (confirm_request P 0.993 R 0.996 passes; anything_else P 1.000 R 0.985; "
-                   "closing P 0.975 R 0.983; dev: consent P 0.992 R 0.992; dev2: every class >= 0.984); "
-                   "measured after the multi-domain training rows, features and the identity-question cue "
-                   "without retail words")
+@pytest.mark.xfail(strict=True, reason="measured below the 98% target: consent P 0.976 R 0.970 and non_consent "
+                   "P 0.970 R 0.976 (confirm_request P 0.993 R 0.996 passes; anything_else P 1.000 R 0.985; "
+                   "closing P 0.975 R 0.983; dev: consent P 0.992 R 0.981; dev2: every class >= 0.984; "
+                   "writer2, held out: consent P 0.953 R 0.870), measured after training on two thirds "
+                   "of an independent writer's replies")
 def test_per_class_targets_on_the_eval_bank(bank: list[dict[str, str]]) -> None:
     scores = per_class(expand(bank))
     for name in ("confirm_request", "consent", "non_consent"):

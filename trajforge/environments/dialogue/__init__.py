@@ -4,9 +4,10 @@ of further help, is a user reply consent, non-consent or a closing.
 Two linear models (one per role), each a bag of nine margin averaged perceptrons (integer
 updates, margin 20, each member in its own seeded order over the whole bank; the members' integer
 weights summed, so the bag is one linear model and costs no more to apply) trained by
-``python -m trajforge.environments.dialogue.train`` on ``banks/train.jsonl`` (4,819 rows:
-fragment-composed sentences plus ~2,900 hand-written ones, in retail, airline, banking and
-telecom wording).
+``python -m trajforge.environments.dialogue.train`` on ``banks/train.jsonl`` (5,650 rows:
+fragment-composed sentences plus ~3,700 hand-written ones, in retail, airline, banking and
+telecom wording and, from the second writer below, insurance, hotels, appointments, utilities,
+delivery, rentals and more).
 The features (:mod:`features`) are of two kinds: lexical (word uni/bi/tri-grams with negation
 and contrast marking, the opening, the last sentence and its bigrams, punctuation cues,
 character trigrams for typos) and structural cues that transfer across wordings: for agent
@@ -27,24 +28,30 @@ text (about 140 us on first sight, on a shared 2-core machine).
 Measured (benchmarks/results/dialogue_acts.md) on ``banks/eval.jsonl``, a bank written separately
 from the training bank and from the generator's phrases (disjoint after normalisation, no shared
 word 6-gram; tests/environments/test_dialogue_acts.py checks both): confirm_request P 0.993
-R 0.996, anything_else P 1.000 R 0.985, consent P 0.988 R 0.970, non_consent P 0.970 R 0.988,
-closing P 0.975 R 0.983 (the nine-member bag with ~650 more hand-written multi-domain rows
-and the negation-scope, deferral and question-first cues; before them consent R 0.964; the
-identity-question cue lost its retail words and 26 agent rows taught that "Which seat should
-I ...?" asks for a fact, after which anything_else recall fell from 1.000 to 0.985); the
-generator's own phrases, all four domains' (1,334), are all read right. Consent recall (and
-so non-consent precision) and closing precision are still below the 98% target on eval,
-although dev and dev2 (below) are above it: the gap between the tuning banks and eval is itself
-the finding.
+R 0.996, anything_else P 1.000 R 0.985, consent P 0.976 R 0.970, non_consent P 0.970 R 0.976,
+closing P 0.975 R 0.983; the generator's own phrases, all four domains' (1,334), are all read
+right. Consent and non-consent are below the 98% target on eval.
+
+``banks/writer2.jsonl`` is the harder measure: 375 replies (with the agent message each answers)
+by a second writer who never saw any bank or the generator's phrases, asked for hard cases
+(consents with no yes-word, negated reasons, grudging yeses, slang; yeses taken back, conditions,
+deferrals), held out from training (the writer's other 789 rows are in train.jsonl). The model
+trained without any of the writer's rows read its consents at P 0.968 R 0.753 (on a third of
+them; non_consent P 0.778); with two thirds in training: consent P 0.953 R 0.870, non_consent
+P 0.867 R 0.951. An n-gram linear model does not reach 98% on wording this far from its
+training bank; frozen all-MiniLM-L6-v2 sentence embeddings with logistic regression did worse
+(consent R 0.55 on the writer's bank).
 
 Model choices are made on ``banks/dev.jsonl`` (534 hand-written replies to a confirmation request,
 265 consents, 269 non-consents; disjoint from train, eval and the generator's phrases, no word
 6-gram shared with eval) and ``banks/dev2.jsonl`` (598 rows written later and harder: courtesy
 tails, negations inside reasons, withdrawn and conditional yeses, questions back, emoji, four
-domains; dev2 consent P 1.000 R 0.990, non_consent P 0.990 R 1.000 after tuning on it, so
-optimistic), never on eval. On it the shipped model has consent P 0.992 R 0.989,
-non_consent P 0.989 R 0.993 (5 errors of 534; before the ~900 replies added to train: 0.981/0.962
-and 0.964/0.981, 15 errors; the single perceptron: 0.959/0.880 and 0.890/0.963). dev's
+domains; dev2 consent P 1.000 R 0.995, non_consent P 0.995 R 1.000 after tuning on it, so
+optimistic: the second writer's rows took its consent recall to 0.976, and 42 rows written for
+its errors brought it back), never on eval. On dev the shipped model has consent P 0.992
+R 0.981, non_consent P 0.982 R 0.993 (7 errors of 534; before the ~900 replies added to train
+in session 6: 0.981/0.962 and 0.964/0.981, 15 errors; the single perceptron: 0.959/0.880 and
+0.890/0.963). A margin of 10 instead of 20 misread two of the generator's phrases. dev's
 labelling: consent is a yes or an instruction to act, possibly hesitant ("ok fine, do it", "not
 ideal but yes, go ahead"), with a reason, a thank-you, an agreeing negated idiom ("no problem, go
 ahead") or, after the go-ahead, a question about what happens afterwards ("Yes, go ahead. How
