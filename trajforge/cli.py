@@ -418,11 +418,11 @@ def domains_check(
 
 
 @app.command()
-def show(trajectory_id: str, out_dir: OutOption = Path("data")) -> None:
+def show(trajectory_id: str, out_dir: OutOption = Path("data"), allow_damaged: AllowDamagedOption = False) -> None:
     """Print one trajectory as a readable transcript, with its verdicts."""
     from trajforge.reporting import render_trajectory
 
-    with _one_line():
+    with _reading(out_dir, allow_damaged), _one_line():
         out.print(render_trajectory(out_dir, trajectory_id))
 
 
@@ -629,6 +629,7 @@ def verify_command(
         "--run", help="only this run id: its trajectories, or its blueprints for --input (repeatable)")] = None,
     checks: Annotated[list[str] | None, typer.Option(
         "--checks", help="checks to run (repeat or comma-separate; default: the run's configured ones)")] = None,
+    allow_damaged: AllowDamagedOption = False,
 ) -> None:
     """Re-run the checks: over the stored trajectories (a new verdict set per run, in the
     catalog's `verifications` view, tagged with its verifier version), or with --input over
@@ -637,7 +638,7 @@ def verify_command(
     verdicts differ from the stored ones; malformed input rows are listed and counted."""
     from trajforge.store.reverify import check_names, reverify, verify_file
 
-    with _one_line():
+    with _reading(out_dir, allow_damaged), _one_line():
         names = check_names(checks)
         if input_file is None:
             report = reverify(out_dir, runs, names)
@@ -679,6 +680,7 @@ def publish(
     salt: SaltOption = "",
     runs: RunOption = None,
     license_id: LicenseOption = "apache-2.0",
+    allow_damaged: AllowDamagedOption = False,
 ) -> None:
     """Stage the exports and card, then upload them to the Hugging Face Hub (token from HF_TOKEN
     or `hf auth login`)."""
@@ -687,7 +689,7 @@ def publish(
     from trajforge.store.publish import publish as upload
     from trajforge.store.splits import split_config
 
-    with _one_line():
+    with _reading(out_dir, allow_damaged), _one_line():
         check_repo_id(repo_id)
         folder = to or default_staging(out_dir, repo_id)
         stage(out_dir, folder, repo_id=repo_id, formats=export_formats(formats, "--format"),

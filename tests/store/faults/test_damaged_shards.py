@@ -65,6 +65,8 @@ def test_a_later_build_names_the_damage_and_reads_refuse_until_allowed(dataset_c
 
     for command in (["query", "--out", str(out), "SELECT count(*) FROM blueprints"],
                     ["stats", "--out", str(out)],
+                    ["show", "tr_any", "--out", str(out)],
+                    ["verify", "--out", str(out)],
                     ["export", "--out", str(out), "--to", str(out.parent / "export")]):
         result = runner.invoke(app, command)
         assert result.exit_code == 2, (command, result.output)
