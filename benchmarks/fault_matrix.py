@@ -255,7 +255,7 @@ def disk_full(bench: Bench, reference: tuple[int, str, int], size: str) -> Outco
         ballast.unlink()
         resumed = bench.run(bench.cmd(out))
         o.extra = {"rc": proc.returncode, "recorded": outcome, "temporaries_left": len(temporaries),
-                   "resume_rc": resumed.returncode}
+                   "resume_rc": resumed.returncode, "resume_line": first_line(resumed.stderr)}
         finish(bench, o, out, reference)
     finally:
         umount(mnt)
@@ -345,7 +345,7 @@ def markdown(outcomes: list[Outcome], info: dict[str, Any], args: argparse.Names
     lines = [
         "# Storage fault matrix (issue 19)", "",
         f"Date: {began}. Command: `{command_line()}`. Load average at start: "
-        f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}.", "",
+        f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}." + (f" Code: {args.source}." if args.source else ""), "",
         f"Workload: the default config, {args.n} blueprints in shards of {args.shard_size}; every command "
         f"is the real `trajforge` CLI in a subprocess (one Prefect server for all, except the no-room "
         f"scenario, which starts the temporary one). Reference: an uninterrupted build ({reference_s:.0f} s).",
@@ -380,6 +380,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=600)
     parser.add_argument("--shard-size", type=int, default=50)
     parser.add_argument("--kills", default="0.1,0.3,0.5,0.7,0.9")
+    parser.add_argument("--source", default="", help="what code ran, when not this checkout (e.g. a snapshot)")
     args = parser.parse_args()
     began, load = utc_now(), os.getloadavg()
     from trajforge.config import load_config
@@ -407,8 +408,9 @@ def main() -> None:
                 outcomes.append(scenario())
                 print(outcomes[-1], flush=True)
             if can_mount(root / "probe"):
-                data_mb = sum(p.stat().st_size for p in ref_out.rglob("*.parquet")) / 2 ** 20
-                for scenario in (lambda: disk_full(bench, reference, f"{max(4, int(data_mb * 1.5) + 3)}m"),
+                # room for the whole dataset and a catalog refresh (which writes a copy) once freed
+                data_mb = sum(p.stat().st_size for p in ref_out.rglob("*") if p.is_file()) / 2 ** 20
+                for scenario in (lambda: disk_full(bench, reference, f"{int(data_mb * 2) + 6}m"),
                                  lambda: no_room(bench),
                                  lambda: read_only_mid_run(bench, reference, run_id)):
                     outcomes.append(scenario())
