@@ -27,8 +27,10 @@ from trajforge.config import load_config
 from trajforge.store import RunStore, query
 from trajforge.store.shards import MANIFEST_FILE, RUNS_DIR
 
-N = 1000
-SHARD_SIZE = 50
+# Twenty shards, so a kill after MIN_COMMITTED of them lands part-way with most of the run still
+# to do (the resumed build computes at least one); small shards keep the three builds short.
+N = 400
+SHARD_SIZE = 20
 N_SHARDS = N // SHARD_SIZE
 MIN_COMMITTED = 2
 POLL_TIMEOUT_S = 120.0
