@@ -75,6 +75,13 @@ def episode(bp: TaskBlueprint, domain: RetailDomain, seed: int, *, fault: Fault 
 
 
 @pytest.fixture(scope="module")
+def applicable(domain: RetailDomain, blueprints: list[TaskBlueprint]) -> list[dict[FaultKind, list[int]]]:
+    """``applicable_faults`` of each blueprint, in order: computed once for the two tests that
+    read it (it replays the ground truth per fault form, the costly part of both)."""
+    return [applicable_faults(bp, domain) for bp in blueprints]
+
+
+@pytest.fixture(scope="module")
 def oracle(domain: RetailDomain, blueprints: list[TaskBlueprint]) -> list[tuple[TaskBlueprint, Trajectory]]:
     return [(bp, episode(bp, domain, i)) for i, bp in enumerate(blueprints)]
 
@@ -395,15 +402,14 @@ def _trace(kind: FaultKind, domain: RetailDomain, bp: TaskBlueprint, t: Trajecto
 
 
 def test_every_fault_kind_is_applicable_and_leaves_its_mark(
-        domain: RetailDomain, blueprints: list[TaskBlueprint],
+        domain: RetailDomain, applicable: list[dict[FaultKind, list[int]]],
         oracle: list[tuple[TaskBlueprint, Trajectory]]) -> None:
-    applicable: Counter[FaultKind] = Counter()
+    counts: Counter[FaultKind] = Counter()
     runs: Counter[FaultKind] = Counter()
-    for i, (bp, clean) in enumerate(oracle):
-        options = applicable_faults(bp, domain)
+    for i, ((bp, clean), options) in enumerate(zip(oracle, applicable, strict=True)):
         for kind, targets in options.items():
             assert targets, kind
-            applicable[kind] += 1
+            counts[kind] += 1
             if runs[kind] >= 5:
                 continue
             runs[kind] += 1
@@ -415,16 +421,16 @@ def test_every_fault_kind_is_applicable_and_leaves_its_mark(
             assert t.id != clean.id
             assert _trace(kind, domain, bp, t), (kind, bp.provenance.index)
             assert not _trace(kind, domain, bp, clean), (kind, bp.provenance.index)
-    assert set(applicable) == set(FaultKind)
-    assert min(applicable.values()) >= 10, applicable
+    assert set(counts) == set(FaultKind)
+    assert min(counts.values()) >= 10, counts
     assert set(runs) == set(FaultKind)
 
 
-def test_choose_fault_picks_only_applicable_kinds(domain: RetailDomain, blueprints: list[TaskBlueprint]) -> None:
+def test_choose_fault_picks_only_applicable_kinds(domain: RetailDomain, blueprints: list[TaskBlueprint],
+                                                  applicable: list[dict[FaultKind, list[int]]]) -> None:
     rng = random.Random(0)
     chosen: Counter[FaultKind] = Counter()
-    for bp in blueprints[:150]:
-        options = applicable_faults(bp, domain)
+    for bp, options in zip(blueprints[:150], applicable, strict=False):
         fault = choose_fault(bp, domain, rng, list(FaultKind))
         assert fault is not None and fault.target in options[fault.kind]
         chosen[fault.kind] += 1
