@@ -171,11 +171,6 @@ def index_row(snap: Snapshot, trajectory_id: str) -> dict[str, Any] | None:
     return rows[0] if rows else None
 
 
-def stored_trajectory(snap: Snapshot, row: dict[str, Any]) -> dict[str, Any]:
-    return snap.dicts("SELECT messages, final_state_diff, tools, error FROM trajectories "
-                      "WHERE id = ? AND run_id = ? LIMIT 1", [row["id"], row["run_id"]])[0]
-
-
 def twin_of(snap: Snapshot, row: dict[str, Any]) -> str | None:
     """A failing episode's passing twin: another episode of the same blueprint that passed, the
     oracle's first."""
@@ -186,24 +181,50 @@ def twin_of(snap: Snapshot, row: dict[str, Any]) -> str | None:
     return found[0][0] if found else None
 
 
+def trajectory_pages(snap: Snapshot, trajectory_ids: list[str]) -> dict[str, TrajectoryPage]:
+    """The pages of a few trajectories (a twin and its failing episode share their blueprint's
+    expected diff)."""
+    rows = snap.dicts(f"SELECT {_ROW_COLUMNS} FROM viewer_index WHERE list_contains(?, id)", [trajectory_ids])
+    if not rows:
+        return {}
+    # one equality per id: DuckDB pushes ``id = ?`` into the Parquet scan, so only the matching
+    # rows' messages are read (an IN list or a computed key reads every message)
+    stored: dict[str, dict[str, Any]] = {}
+    verdicts: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        found = snap.dicts("SELECT messages, final_state_diff, tools, error FROM trajectories "
+                           "WHERE id = ? AND run_id = ? LIMIT 1", [r["id"], r["run_id"]])
+        if found:
+            stored[r["id"]] = found[0]
+        verdicts[r["id"]] = snap.dicts('SELECT "check", passed, reason, evidence FROM verdicts '
+                                       'WHERE trajectory_id = ? AND run_id = ? ORDER BY passed, "check"',
+                                       [r["id"], r["run_id"]])
+    expected: dict[str, str] = {}
+    for bid in sorted({r["blueprint_id"] for r in rows}):  # twins share theirs: read once
+        found_bp = snap.rows("SELECT final_state_diff FROM blueprints WHERE id = ? LIMIT 1", [bid])
+        if found_bp:
+            expected[bid] = found_bp[0][0]
+    pages = {}
+    for row in rows:
+        if row["id"] not in stored:
+            continue
+        st = stored[row["id"]]
+        views, verdict_views = message_views(st["messages"], verdicts.get(row["id"], []))
+        siblings = snap.dicts(f"SELECT {_ROW_COLUMNS} FROM viewer_index WHERE blueprint_id = ? AND id <> ? "
+                              "ORDER BY ord", [row["blueprint_id"], row["id"]])
+        try:
+            tools = [t.get("function", t) for t in json.loads(st["tools"] or "[]")]
+        except ValueError:
+            tools = []
+        pages[row["id"]] = TrajectoryPage(
+            row=row, messages=st["messages"], views=views, verdicts=verdict_views,
+            diff=diff_rows(st["final_state_diff"], expected.get(row["blueprint_id"])),
+            twin_id=twin_of(snap, row), siblings=siblings, tools=tools, error=st["error"])
+    return pages
+
+
 def trajectory_page(snap: Snapshot, trajectory_id: str) -> TrajectoryPage | None:
-    row = index_row(snap, trajectory_id)
-    if row is None:
-        return None
-    stored = stored_trajectory(snap, row)
-    verdicts = snap.dicts('SELECT "check", passed, reason, evidence FROM verdicts '
-                          'WHERE trajectory_id = ? AND run_id = ? ORDER BY passed, "check"', [row["id"], row["run_id"]])
-    views, verdict_views = message_views(stored["messages"], verdicts)
-    expected = snap.rows("SELECT final_state_diff FROM blueprints WHERE id = ? LIMIT 1", [row["blueprint_id"]])
-    siblings = snap.dicts(f"SELECT {_ROW_COLUMNS} FROM viewer_index WHERE blueprint_id = ? AND id <> ? ORDER BY ord",
-                          [row["blueprint_id"], row["id"]])
-    try:
-        tools = [t.get("function", t) for t in json.loads(stored["tools"] or "[]")]
-    except ValueError:
-        tools = []
-    return TrajectoryPage(row=row, messages=stored["messages"], views=views, verdicts=verdict_views,
-                          diff=diff_rows(stored["final_state_diff"], expected[0][0] if expected else None),
-                          twin_id=twin_of(snap, row), siblings=siblings, tools=tools, error=stored["error"])
+    return trajectory_pages(snap, [trajectory_id]).get(trajectory_id)
 
 
 @dataclass
@@ -219,12 +240,13 @@ class ComparePage:
 def compare_page(snap: Snapshot, trajectory_id: str, other_id: str | None = None) -> ComparePage | None:
     """A failing episode beside its passing twin (or ``other_id``), from the first message where
     they differ."""
-    left = trajectory_page(snap, trajectory_id)
-    if left is None:
+    row = index_row(snap, trajectory_id)
+    other = other_id or (twin_of(snap, row) if row is not None else None)
+    if other is None:
         return None
-    other = other_id or left.twin_id
-    right = trajectory_page(snap, other) if other else None
-    if right is None:
+    pages = trajectory_pages(snap, [trajectory_id, other])
+    left, right = pages.get(trajectory_id), pages.get(other)
+    if left is None or right is None:
         return None
     at = first_divergence(left.messages, right.messages)
     return ComparePage(left=left, right=right, diverges_at=at,
