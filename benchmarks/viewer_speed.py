@@ -174,7 +174,8 @@ def main() -> None:
         f"{in_process['overview_plots_redrawn_s']:.3f} s)", "",
         "## Start-up (once per catalog)", "",
         "| | seconds |", "|---|---:|",
-        f"| index build: per-trajectory table from the read-only catalog (in-process) | "
+        f"| index build: per-trajectory table from the read-only catalog (in-process; the first open after "
+        "a build also checks the new shards' checksums, `store.connect`) | "
         f"{in_process['index_build_s']:.3f} |",
         f"| `trajforge view` until it prints its URL (imports, index, overview drawn once) | {startup_s:.3f} |",
         f"| overview with its plots drawn afresh (as after a new catalog; in-process) | "
