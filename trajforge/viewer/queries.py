@@ -184,24 +184,22 @@ def twin_of(snap: Snapshot, row: dict[str, Any]) -> str | None:
 def trajectory_pages(snap: Snapshot, trajectory_ids: list[str]) -> dict[str, TrajectoryPage]:
     """The pages of a few trajectories (a twin and its failing episode share their blueprint's
     expected diff)."""
-    rows = snap.dicts(f"SELECT {_ROW_COLUMNS} FROM viewer_index WHERE list_contains(?, id)", [trajectory_ids])
-    if not rows:
-        return {}
+    rows = [row for row in (index_row(snap, i) for i in dict.fromkeys(trajectory_ids)) if row is not None]
     # one equality per id: DuckDB pushes ``id = ?`` into the Parquet scan, so only the matching
     # rows' messages are read (an IN list or a computed key reads every message)
     stored: dict[str, dict[str, Any]] = {}
     verdicts: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
-        found = snap.dicts("SELECT messages, final_state_diff, tools, error FROM trajectories "
+        found = snap.dicts(f"SELECT messages, final_state_diff, tools, error FROM {snap.tables['trajectories']} "
                            "WHERE id = ? AND run_id = ? LIMIT 1", [r["id"], r["run_id"]])
         if found:
             stored[r["id"]] = found[0]
-        verdicts[r["id"]] = snap.dicts('SELECT "check", passed, reason, evidence FROM verdicts '
+        verdicts[r["id"]] = snap.dicts(f'SELECT "check", passed, reason, evidence FROM {snap.tables["verdicts"]} '
                                        'WHERE trajectory_id = ? AND run_id = ? ORDER BY passed, "check"',
                                        [r["id"], r["run_id"]])
     expected: dict[str, str] = {}
     for bid in sorted({r["blueprint_id"] for r in rows}):  # twins share theirs: read once
-        found_bp = snap.rows("SELECT final_state_diff FROM blueprints WHERE id = ? LIMIT 1", [bid])
+        found_bp = snap.rows(f"SELECT final_state_diff FROM {snap.tables['blueprints']} WHERE id = ? LIMIT 1", [bid])
         if found_bp:
             expected[bid] = found_bp[0][0]
     pages = {}
@@ -275,7 +273,7 @@ class BlueprintPage:
 
 
 def blueprint_page(snap: Snapshot, blueprint_id: str) -> BlueprintPage | None:
-    rows = snap.dicts("SELECT * FROM blueprints WHERE id = ? LIMIT 1", [blueprint_id])
+    rows = snap.dicts(f"SELECT * FROM {snap.tables['blueprints']} WHERE id = ? LIMIT 1", [blueprint_id])
     if not rows:
         return None
     row = rows[0]

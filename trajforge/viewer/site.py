@@ -66,6 +66,7 @@ def _write(viewer: Viewer, snap: Snapshot, out: Path, to: Path, limit: int) -> S
             twins[tid] = twin
             chosen.add(twin)
     snap.restrict(sorted(chosen))
+    snap.prefetch()
     blueprints = {r[0] for r in snap.rows(
         "SELECT DISTINCT blueprint_id FROM viewer_index WHERE id IN (SELECT id FROM viewer_subset)")}
     top, down = (StaticLinks(depth=depth, trajectory_ids=frozenset(chosen), blueprint_ids=frozenset(blueprints),

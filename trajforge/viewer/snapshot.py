@@ -107,6 +107,8 @@ class Snapshot:
         self.stamp = catalog_stamp(self.out)
         self._lock = threading.Lock()
         self._searches: OrderedDict[str, None] = OrderedDict()
+        # where a page reads stored rows: the catalog's views, or what ``prefetch`` copied
+        self.tables = {"trajectories": "trajectories", "verdicts": "verdicts", "blueprints": "blueprints"}
         started = time.perf_counter()
         self._con = connect(self.out, read_only=True)
         try:
@@ -136,6 +138,9 @@ class Snapshot:
         self._con.execute("ALTER TABLE viewer_index ADD COLUMN complexity VARCHAR")
         self._con.execute("UPDATE viewer_index i SET complexity = c.complexity FROM viewer_complexity c "
                           "WHERE " + " AND ".join(f"i.{f} = c.{f}" for f in _COMPLEXITY_FIELDS))
+        # point lookups (a transcript, its twin, its blueprint's episodes) use these, not a scan
+        self._con.execute("CREATE INDEX viewer_index_id ON viewer_index (id)")
+        self._con.execute("CREATE INDEX viewer_index_blueprint ON viewer_index (blueprint_id)")
         self._con.execute(_CHECKS_SQL)
         self._con.execute("CREATE TEMP TABLE viewer_search (q VARCHAR, id VARCHAR)")
 
@@ -180,6 +185,21 @@ class Snapshot:
         with self._lock:
             self._con.execute("CREATE OR REPLACE TEMP TABLE viewer_subset AS SELECT unnest(?::VARCHAR[]) AS id",
                               [list(ids)])
+
+    def prefetch(self) -> None:
+        """Copy the stored rows of the trajectories ``restrict`` named (and their verdicts and
+        blueprints) into memory, in one scan each, for a report that renders every one of them
+        (a lookup by id scans the id column of every shard)."""
+        copies = {
+            "trajectories": "SELECT * FROM trajectories WHERE id IN (SELECT id FROM viewer_subset)",
+            "verdicts": "SELECT * FROM verdicts WHERE trajectory_id IN (SELECT id FROM viewer_subset)",
+            "blueprints": "SELECT * FROM blueprints WHERE id IN (SELECT blueprint_id FROM viewer_index "
+                          "WHERE id IN (SELECT id FROM viewer_subset))",
+        }
+        with self._lock:
+            for table, sql in copies.items():
+                self._con.execute(f"CREATE OR REPLACE TEMP TABLE viewer_pre_{table} AS {sql}")
+                self.tables[table] = f"viewer_pre_{table}"
 
     def close(self) -> None:
         with self._lock:
