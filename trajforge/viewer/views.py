@@ -4,7 +4,8 @@ the static site writes."""
 from __future__ import annotations
 
 import threading
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +29,10 @@ class Viewer:
         self._plots_lock = threading.Lock()
 
     def warm(self) -> None:
-        """Draw the overview once (imports matplotlib, caches its plots), so the first visitor
-        does not wait for it."""
-        self.overview(ServerLinks())
+        """Prepare the current catalog (its index and plots; imports matplotlib), so the first
+        visitor does not wait for it."""
+        with self._lease():
+            pass
 
     def drop_plots(self) -> None:
         """Forget the drawn plots (a new catalog does this by itself)."""
@@ -39,7 +41,16 @@ class Viewer:
 
     def _use(self, snap: Snapshot | None) -> Any:
         """The given snapshot (a caller holding a lease), or a lease on the current one."""
-        return nullcontext(snap) if snap is not None else self.dataset.lease()
+        return nullcontext(snap) if snap is not None else self._lease()
+
+    @contextmanager
+    def _lease(self) -> Iterator[Snapshot]:
+        """A lease on the current snapshot, prepared: a new catalog gets its index (the
+        snapshot) and its overview plots before any page is answered from it, so the per-catalog
+        work is paid once, up front, and pages are queries and templates only."""
+        with self.dataset.lease() as snap:
+            self._cached_plots(snap, "overview", lambda: plots.overview_plots(queries.overview(snap)))
+            yield snap
 
     def _common(self, snap: Snapshot) -> dict[str, Any]:
         return {"dataset_name": self.out.resolve().name, "dataset_path": str(self.out.resolve()),
@@ -97,5 +108,5 @@ class Viewer:
             return self.pages.render("runs.html", links, p=page, plots=drawn, **self._common(s))
 
     def not_found(self, links: Links, message: str) -> str:
-        with self.dataset.lease() as s:
+        with self._lease() as s:
             return self.pages.render("error.html", links, message=message, **self._common(s))
