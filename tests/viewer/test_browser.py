@@ -24,13 +24,19 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 SHOTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "browser"
 
-if not CHROMIUM.is_file():
+def _missing(what: str) -> None:
+    """Under CI a missing browser stack fails the run; elsewhere it skips, saying what to install."""
     if os.environ.get("CI") == "true":
-        pytest.fail(f"{CHROMIUM} is missing (install Debian's chromium: apt-get install chromium)",
-                    pytrace=False)
-    pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium to run the browser tests)",
-                allow_module_level=True)
-playwright = pytest.importorskip("playwright.sync_api", reason="needs the view extra's playwright")
+        pytest.fail(f"{what} is missing", pytrace=False)
+    pytest.skip(f"{what} is missing", allow_module_level=True)
+
+
+if not CHROMIUM.is_file():
+    _missing(f"{CHROMIUM} (install Debian's chromium: apt-get install chromium)")
+try:
+    import playwright.sync_api as playwright
+except ImportError:
+    _missing("the playwright package (pip install -e '.[test]')")
 
 Data = tuple[Path, Injected]
 
