@@ -71,7 +71,8 @@ def _integers() -> Any:
 
 
 def _hist(points: Sequence[tuple[int, int]], title: str, xlabel: str) -> str:
-    fig, ax = _figure()
+    digits = len(f"{max((p[1] for p in points), default=0):,}")  # the widest count tick label
+    fig, ax = _figure(left=min(0.3, 0.07 + 0.016 * digits))
     ax.bar([p[0] for p in points], [p[1] for p in points], width=0.85, color=BAR)
     ax.set_title(title, loc="left")
     ax.set_xlabel(xlabel)
