@@ -539,6 +539,7 @@ def _viewer_missing(command: str, exc: ImportError) -> typer.Exit:
 def view(
     out_dir: OutOption = Path("data"),
     port: Annotated[int, typer.Option("--port", help="loopback port (0 picks a free one)")] = 8765,
+    allow_damaged: AllowDamagedOption = False,
 ) -> None:
     """Browse the dataset in a web browser: overview plots, filtered trajectory list with
     search, transcripts with evidence and passing twins, blueprints, evaluations. Read-only,
@@ -552,9 +553,9 @@ def view(
         typer.echo(f"serving {url} (read-only view of {out_dir}; Ctrl-C stops)")
         sys.stdout.flush()
 
-    with _one_line():
+    with _reading(out_dir, allow_damaged), _one_line():
         try:
-            serve(out_dir, port, ready)
+            serve(out_dir, port, ready, allow_damaged)
         except KeyboardInterrupt:
             pass
 
@@ -565,6 +566,7 @@ def report(
     to: Annotated[Path | None, typer.Option(
         "--to", help="folder for the static site, default OUT/report (an earlier report there is replaced)")] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="trajectories with a page of their own")] = 1000,
+    allow_damaged: AllowDamagedOption = False,
 ) -> None:
     """Write the viewer's pages as a static, self-contained site (open index.html, or publish it)."""
     try:
@@ -572,8 +574,8 @@ def report(
     except ImportError as exc:
         raise _viewer_missing("report", exc) from None
 
-    with _one_line():
-        summary = write_site(out_dir, to or out_dir / "report", limit)
+    with _reading(out_dir, allow_damaged), _one_line():
+        summary = write_site(out_dir, to or out_dir / "report", limit, allow_damaged)
     out.print(f"report: {summary.folder / 'index.html'} ({summary.pages} pages, "
               f"{summary.trajectories} of {summary.of_total} trajectories)")
 

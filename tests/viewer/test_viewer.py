@@ -249,3 +249,17 @@ def test_loop_iterations_are_plotted(tmp_path: Path) -> None:
     assert [r["iteration"] for r in rows] == [r.iteration for r in records]
     assert [r["boundary_count"] for r in rows] == [r.boundary_count for r in records]
     assert html.count('data-testid="loop"') == 1 and f'alt="loop {run_id}"' in html
+
+
+def test_a_damaged_shard_stops_it_unless_allowed(viewer_dataset: Data, tmp_path: Path) -> None:
+    out = tmp_path / "copy"
+    shutil.copytree(viewer_dataset[0], out)
+    damaged = sorted((out / "verdicts").glob("run=*/*.parquet"))[0]
+    damaged.write_bytes(damaged.read_bytes()[:-20] + b"not the bytes written")
+    for args in (["view", "--out", str(out), "--port", "0"], ["report", "--out", str(out)]):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2 and "damaged" in result.output and "--allow-damaged" in result.output
+    assert not (out / "report").exists()
+    result = CliRunner().invoke(app, ["report", "--out", str(out), "--limit", "2", "--allow-damaged"])
+    assert result.exit_code == 0, result.output
+    assert "warning:" in result.output and (out / "report" / "index.html").is_file()

@@ -79,12 +79,14 @@ def build_app(viewer: Viewer) -> Starlette:
                      exception_handlers={StoreError: store_error})
 
 
-def serve(out: Path, port: int = DEFAULT_PORT, ready: Callable[[str], None] | None = None) -> None:
+def serve(out: Path, port: int = DEFAULT_PORT, ready: Callable[[str], None] | None = None,
+          allow_damaged: bool = False) -> None:
     """Index the dataset, listen on loopback ``port`` (0: any free one), call ``ready`` with
-    the URL, and serve until interrupted."""
+    the URL, and serve until interrupted; ``allow_damaged``: shards failing their checksums are
+    left out (else the catalog's ``DamagedData`` stops it)."""
     import uvicorn
 
-    viewer = Viewer(out)  # a missing or unreadable catalog fails here, before anything listens
+    viewer = Viewer(out, allow_damaged)  # a missing or unreadable catalog fails here, before anything listens
     viewer.warm()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

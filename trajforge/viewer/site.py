@@ -46,10 +46,10 @@ def _check_target(to: Path) -> None:
         raise ConfigError("--to", f"{to} exists and is not a trajforge report; choose an empty or new folder")
 
 
-def write_site(out: Path, to: Path, limit: int = DEFAULT_LIMIT) -> SiteSummary:
+def write_site(out: Path, to: Path, limit: int = DEFAULT_LIMIT, allow_damaged: bool = False) -> SiteSummary:
     to = Path(to)
     _check_target(to)
-    viewer = Viewer(out)
+    viewer = Viewer(out, allow_damaged)
     with viewer.dataset.lease() as snap:
         return _write(viewer, snap, Path(out), to, limit)
 

@@ -28,6 +28,7 @@ from trajforge.curation import complexity_bucket
 from trajforge.errors import StoreError
 from trajforge.store import CATALOG_FILE, connect
 from trajforge.store.derived import selection_summaries
+from trajforge.store.integrity import reading_damaged
 
 SEARCH_CACHE = 32  # full-text queries whose hits a snapshot keeps (paging a search re-reads none)
 
@@ -102,7 +103,7 @@ class Snapshot:
     One DuckDB connection, used under a lock (temporary tables belong to one connection, and a
     connection is not safe to share between threads)."""
 
-    def __init__(self, out: Path) -> None:
+    def __init__(self, out: Path, allow_damaged: bool = False) -> None:
         self.out = Path(out)
         self.stamp = catalog_stamp(self.out)
         self._lock = threading.Lock()
@@ -110,7 +111,8 @@ class Snapshot:
         # where a page reads stored rows: the catalog's views, or what ``prefetch`` copied
         self.tables = {"trajectories": "trajectories", "verdicts": "verdicts", "blueprints": "blueprints"}
         started = time.perf_counter()
-        self._con = connect(self.out, read_only=True)
+        with reading_damaged(allow_damaged):  # damaged shards: left out, or DamagedData
+            self._con = connect(self.out, read_only=True)
         try:
             self._build_index()
         except duckdb.Error as exc:
@@ -215,10 +217,11 @@ class Dataset:
     be closed before the new one opens (DuckDB hands a second connection to the same path the
     database instance already open, which would be the replaced file)."""
 
-    def __init__(self, out: Path) -> None:
+    def __init__(self, out: Path, allow_damaged: bool = False) -> None:
         self.out = Path(out)
+        self.allow_damaged = allow_damaged
         self._lock = threading.RLock()
-        self._snapshot: Snapshot | None = Snapshot(self.out)
+        self._snapshot: Snapshot | None = Snapshot(self.out, allow_damaged)
 
     @contextmanager
     def lease(self) -> Iterator[Snapshot]:
@@ -227,7 +230,7 @@ class Dataset:
                 if self._snapshot is not None:
                     self._snapshot.close()
                     self._snapshot = None  # a new one that fails to open is tried again next time
-                self._snapshot = Snapshot(self.out)
+                self._snapshot = Snapshot(self.out, self.allow_damaged)
             yield self._snapshot
 
     def close(self) -> None:

@@ -21,9 +21,9 @@ class Viewer:
     """The pages of one dataset folder. Plots depend only on the snapshot, so they are drawn
     once per catalog and reused."""
 
-    def __init__(self, out: Path) -> None:
+    def __init__(self, out: Path, allow_damaged: bool = False) -> None:
         self.out = Path(out)
-        self.dataset = Dataset(self.out)
+        self.dataset = Dataset(self.out, allow_damaged)
         self.pages = Pages()
         self._plots: dict[tuple[CatalogStamp, str], dict[str, str]] = {}
         self._plots_lock = threading.Lock()
