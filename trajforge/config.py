@@ -66,6 +66,21 @@ def parse_override(text: str) -> tuple[str, Any]:
 M = TypeVar("M", bound=BaseModel)
 
 
+def _yaml_where(exc: yaml.YAMLError) -> str:
+    """Where a YAML error is, as a line of the file: PyYAML puts an error found at the end of the
+    input (an unclosed bracket or quote) on the line after the last, so such an error names the
+    line where the unclosed construct began instead."""
+    mark = getattr(exc, "problem_mark", None)
+    if mark is None:
+        return ""
+    context, opened = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    if mark.index >= len(mark.buffer or "") - 1 and opened is not None:  # the buffer ends in a NUL
+        what = (context or "a construct").removeprefix("while parsing ").removeprefix("while scanning ")
+        return f" at line {opened.line + 1}: {what} is never closed"
+    problem = getattr(exc, "problem", None)
+    return f" at line {mark.line + 1}" + (f": {problem}" if problem else "")
+
+
 def load_yaml_config(model: type[M], path: Path | None = None, overrides: dict[str, Any] | None = None) -> M:
     """A config of type ``model`` from a YAML file plus dotted ``--set`` overrides; every error is
     a ``ConfigError`` naming the field (or the file)."""
@@ -76,9 +91,7 @@ def load_yaml_config(model: type[M], path: Path | None = None, overrides: dict[s
         except FileNotFoundError:
             raise ConfigError("--config", f"{path} does not exist") from None
         except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1}" if mark else ""
-            raise ConfigError("--config", f"{path} is not valid YAML{where}") from None
+            raise ConfigError("--config", f"{path} is not valid YAML{_yaml_where(exc)}") from None
         if loaded is not None and not isinstance(loaded, dict):
             raise ConfigError("--config", f"{path} must hold a mapping of sections")
         tree = loaded or {}
