@@ -8,7 +8,9 @@ label wins by no more than ``MARGIN``): integer updates in seeded orders, the me
 summed, so the weights (stored as integers) are byte-identical on every machine and Python
 version. Choices (bag size, reshuffles rather than bootstrap samples, epochs, margin) were made on
 ``banks/dev.jsonl`` and ``banks/dev2.jsonl`` (hand-written, multi-domain: airline, banking,
-telecom and retail replies and agent messages), not on the evaluation bank.
+telecom and retail replies and agent messages) and on the generator's phrases (all must be read
+right), not on the evaluation bank. ``banks/writer2.jsonl`` (a third of a second writer's replies;
+the other two thirds are in train.jsonl) is held out too: neither trained nor tuned on.
 """
 
 from __future__ import annotations
