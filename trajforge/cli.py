@@ -47,13 +47,12 @@ def _reading(out_dir: Path, allow_damaged: bool) -> Iterator[None]:
     """A command that reads the catalog: one warning line per damaged shard, then the read goes
     on without them (``--allow-damaged``) or stops with the one-line ``DamagedData`` error."""
     from trajforge.store.catalog import CATALOG_FILE, catalog_check
-    from trajforge.store.integrity import reading_damaged
+    from trajforge.store.integrity import by_shard, reading_damaged
 
     if (out_dir / CATALOG_FILE).is_file():
         with _one_line():
             check = catalog_check(out_dir)
-        for shard in sorted({d.shard for d in check.damaged}):
-            files = ", ".join(f"{d.path} {d.problem}" for d in check.damaged if d.shard == shard)
+        for shard, files in by_shard(check.damaged):
             typer.echo(f"warning: {shard} is damaged ({files}); its rows are "
                        + ("left out" if allow_damaged else "unreadable"), err=True)
     with reading_damaged(allow_damaged):
@@ -211,8 +210,9 @@ def _build_one_line(run: Any, verbose: bool) -> Any:
 
 def _warn_damaged(damaged: Any, out_dir: Path) -> None:
     """One warning line per damaged shard a build's catalog refresh left out."""
-    for shard in sorted({d.shard for d in damaged}):
-        files = ", ".join(f"{d.path} {d.problem}" for d in damaged if d.shard == shard)
+    from trajforge.store.integrity import by_shard
+
+    for shard, files in by_shard(damaged):
         typer.echo(f"warning: {shard} is damaged ({files}) and left out of the catalog; repair with "
                    f"`trajforge check --out {out_dir} --repair`", err=True)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -82,6 +82,15 @@ class FileDamage:
 
     def describe(self) -> str:
         return f"{self.shard}: {self.table} file {self.path} {self.problem}"
+
+
+def by_shard(damaged: Iterable[FileDamage]) -> list[tuple[str, str]]:
+    """``(shard, "path problem, ...")`` per damaged shard, in shard order: what one warning line
+    about a shard names."""
+    files: dict[str, list[str]] = {}
+    for d in damaged:
+        files.setdefault(d.shard, []).append(f"{d.path} {d.problem}")
+    return [(shard, ", ".join(files[shard])) for shard in sorted(files)]
 
 
 @dataclass(frozen=True)
