@@ -4,7 +4,7 @@ the static site writes."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -81,25 +81,23 @@ class Viewer:
             return self.pages.render("list.html", links, page=page, note=note, **self._common(s))
 
     def trajectory(self, links: Links, trajectory_id: str, snap: Snapshot | None = None) -> str | None:
-        with self._use(snap) as s:
-            page = queries.trajectory_page(s, trajectory_id)
-            if page is None:
-                return None
-            return self.pages.render("trajectory.html", links, t=page, **self._common(s))
+        return self._one(links, snap, queries.trajectory_page, trajectory_id, "trajectory.html", "t")
 
     def compare(self, links: Links, trajectory_id: str, snap: Snapshot | None = None) -> str | None:
-        with self._use(snap) as s:
-            page = queries.compare_page(s, trajectory_id)
-            if page is None:
-                return None
-            return self.pages.render("compare.html", links, c=page, **self._common(s))
+        return self._one(links, snap, queries.compare_page, trajectory_id, "compare.html", "c")
 
     def blueprint(self, links: Links, blueprint_id: str, snap: Snapshot | None = None) -> str | None:
+        return self._one(links, snap, queries.blueprint_page, blueprint_id, "blueprint.html", "b")
+
+    def _one(self, links: Links, snap: Snapshot | None, query: Callable[[Snapshot, str], Any | None], key: str,
+             template: str, name: str) -> str | None:
+        """The page of one thing (``None`` when the catalog has no such id), its record passed to
+        the template as ``name``."""
         with self._use(snap) as s:
-            page = queries.blueprint_page(s, blueprint_id)
+            page = query(s, key)
             if page is None:
                 return None
-            return self.pages.render("blueprint.html", links, b=page, **self._common(s))
+            return self.pages.render(template, links, **{name: page}, **self._common(s))
 
     def runs(self, links: Links, snap: Snapshot | None = None) -> str:
         with self._use(snap) as s:
