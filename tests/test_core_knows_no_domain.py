@@ -1,7 +1,9 @@
 """The core knows no domain: outside the domain folders (``environments/<domain>/``), no
 trajforge source names a retail entity. (Python's builtin ``zip(`` is not a zip code; the
 dialogue recogniser's labelled banks and weights are data, written in the four built-in
-domains' words, and are left out.)"""
+domains' words, and are left out. The planted-instruction detector's cue patterns name the
+person an agent serves in plain English, "customer" among "user", "client", "guest", "patient":
+there, and only there, that one word is a word of the language, not a retail entity.)"""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from trajforge.environments.registry import domain_names, load_domain_class
 ROOT = Path(trajforge.__file__).resolve().parent
 WORDS = re.compile(r"customer|order_id|#W|zip(?!\()", re.IGNORECASE)
 DATA = ("environments/dialogue/banks/", "environments/dialogue/weights.json")
+LANGUAGE = {"environments/injection.py": re.compile(r"order_id|#W|zip(?!\()", re.IGNORECASE)}
 
 
 def _domain_folders() -> set[Path]:
@@ -36,6 +39,6 @@ def test_no_retail_name_outside_the_domain_folders() -> None:
                 or any(f in path.parents for f in folders) or rel.startswith(DATA):
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if WORDS.search(line):
+            if LANGUAGE.get(rel, WORDS).search(line):
                 hits.append(f"{rel}:{number}: {line.strip()[:100]}")
     assert not hits, "\n".join(hits)

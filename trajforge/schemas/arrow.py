@@ -37,7 +37,7 @@ from trajforge.schemas.messages import (
     UserMessage,
 )
 from trajforge.schemas.tools import ToolSpec
-from trajforge.schemas.trajectory import EpisodeSpec, Fault, RoleUsage, Trajectory, Verdict
+from trajforge.schemas.trajectory import EpisodeSpec, Fault, RoleUsage, Trajectory, TrajectoryFlag, Verdict
 
 _json = json.dumps
 
@@ -82,6 +82,8 @@ TRAJECTORY_SCHEMA = pa.schema(
         ("agent_entropy", pa.list_(pa.float64())),
         ("retries", pa.int32()),
         ("error", pa.string()),
+        ("flags", pa.list_(pa.struct([("kind", pa.string()), ("message", pa.int32()), ("tool", pa.string()),
+                                      ("cue", pa.string()), ("excerpt", pa.string())]))),
     ]
 )
 
@@ -272,6 +274,7 @@ def trajectory_to_row(t: Trajectory) -> dict[str, Any]:
         "agent_entropy": list(t.agent_entropy) if t.agent_entropy is not None else None,
         "retries": t.retries,
         "error": t.error,
+        "flags": [f.model_dump(mode="json") for f in t.flags],
     }
 
 
@@ -296,6 +299,7 @@ def trajectory_from_row(row: dict[str, Any]) -> Trajectory:
         agent_entropy=tuple(row["agent_entropy"]) if row["agent_entropy"] is not None else None,
         retries=row.get("retries") or 0,
         error=row.get("error"),
+        flags=tuple(TrajectoryFlag(**f) for f in row.get("flags") or ()),  # None: stored before flags
     )
 
 

@@ -67,6 +67,20 @@ class RoleUsage(Record):
     retries: int = 0
 
 
+class FlagKind(StrEnum):
+    """What a trajectory can be flagged for (a property of its data, not a verdict on the agent)."""
+
+    instructions_in_tool_output = "instructions_in_tool_output"  # environments.injection
+
+
+class TrajectoryFlag(Record):
+    kind: FlagKind
+    message: int = Field(description="index of the flagged message in ``messages``")
+    tool: str = Field(description="the tool whose output it is")
+    cue: str = Field(description="why: the cue family that fired (e.g. 'override', 'address+directive')")
+    excerpt: str = Field(description="the flagged text, cut to 160 characters")
+
+
 class Trajectory(Record):
     id: str
     blueprint_id: str
@@ -84,6 +98,8 @@ class Trajectory(Record):
     agent_entropy: tuple[float | None, ...] | None = None
     retries: int = Field(default=0, description="model calls retried after transient errors")
     error: str | None = Field(default=None, description="why a policy failed (llm_error, user_error)")
+    flags: tuple[TrajectoryFlag, ...] = Field(
+        default=(), description="tool outputs whose text reads as instructions to the agent")
 
     @staticmethod
     def make_id(blueprint_id: str, episode: EpisodeSpec) -> str:

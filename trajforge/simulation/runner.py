@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from trajforge.environments.base import Environment
+from trajforge.environments.injection import flag_tool_outputs
 from trajforge.errors import PolicyFailure, ToolCrash  # policies import PolicyFailure from here too
 from trajforge.schemas.messages import (
     AssistantMessage,
@@ -176,4 +177,5 @@ def _trajectory(blueprint_id: str, env: Environment, run_id: str, episode: Episo
         agent_entropy=entropy,
         retries=sum(r.retries for r in roles),
         error=error,
+        flags=flag_tool_outputs(messages),
     )

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trajforge.environments.base import Domain
+from trajforge.environments.injection import flag_tool_outputs
 from trajforge.errors import ToolCrash
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.ids import content_id
@@ -231,5 +232,6 @@ def rebuild(row: Mapping[str, Any], blueprint: TaskBlueprint, domain: Domain,
     trajectory = Trajectory(
         id=trajectory_id, blueprint_id=blueprint.id, run_id=fields.get("run_id") or EXTERNAL,
         domain=domain.name, episode=episode, messages=tuple(messages), tools=domain.tool_specs(),
-        termination=termination, final_state_hash=env.state_hash(), final_state_diff=env.diff())
+        termination=termination, final_state_hash=env.state_hash(), final_state_diff=env.diff(),
+        flags=flag_tool_outputs(messages))
     return ExternalEpisode(trajectory, termination_assumed=given is None and not crashed)
