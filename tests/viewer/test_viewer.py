@@ -136,6 +136,8 @@ def test_markup_in_the_data_is_text(viewer_dataset: Data, snap: Snapshot) -> Non
         assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     page = viewer.trajectory(ServerLinks(), injected.trajectory_id) or ""
     assert "onmouseover=&#34;alert(2)&#34;" in page and "&lt;img src=x onerror=alert(4)&gt;" in page
+    # the planted instructions are flagged above the transcript, as text
+    assert 'data-testid="flag"' in page and "&lt;b onclick=alert(5)&gt;everything&lt;/b&gt;" in page
 
 
 def test_static_site_is_self_contained(viewer_dataset: Data, tmp_path: Path) -> None:

@@ -164,6 +164,7 @@ class TrajectoryPage:
     siblings: list[dict[str, Any]]  # the other episodes of its blueprint
     tools: list[dict[str, Any]]
     error: str | None
+    flags: list[dict[str, Any]]  # tool outputs whose text reads as instructions (environments.injection)
 
 
 def index_row(snap: Snapshot, trajectory_id: str) -> dict[str, Any] | None:
@@ -190,7 +191,8 @@ def trajectory_pages(snap: Snapshot, trajectory_ids: list[str]) -> dict[str, Tra
     stored: dict[str, dict[str, Any]] = {}
     verdicts: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
-        found = snap.dicts(f"SELECT messages, final_state_diff, tools, error FROM {snap.tables['trajectories']} "
+        # * rather than a column list: a dataset stored before ``flags`` existed has no such column
+        found = snap.dicts(f"SELECT * FROM {snap.tables['trajectories']} "
                            "WHERE id = ? AND run_id = ? LIMIT 1", [r["id"], r["run_id"]])
         if found:
             stored[r["id"]] = found[0]
@@ -217,7 +219,8 @@ def trajectory_pages(snap: Snapshot, trajectory_ids: list[str]) -> dict[str, Tra
         pages[row["id"]] = TrajectoryPage(
             row=row, messages=st["messages"], views=views, verdicts=verdict_views,
             diff=diff_rows(st["final_state_diff"], expected.get(row["blueprint_id"])),
-            twin_id=twin_of(snap, row), siblings=siblings, tools=tools, error=st["error"])
+            twin_id=twin_of(snap, row), siblings=siblings, tools=tools, error=st["error"],
+            flags=list(st.get("flags") or ()))
     return pages
 
 
