@@ -385,11 +385,12 @@ def main() -> None:
     began, load = utc_now(), os.getloadavg()
     from trajforge.config import load_config
     from trajforge.flows.runtime import prefect_runtime
+    from trajforge.schemas.config import OrchestrationConfig
 
     run_id = load_config(None, {"generation.n_blueprints": args.n}).run_id()
     with tempfile.TemporaryDirectory(prefix="fault-matrix-") as tmp:
         root = Path(tmp)
-        with prefect_runtime(root / "prefect-home", quiet=True) as runtime:
+        with prefect_runtime(root / "prefect-home", OrchestrationConfig(server="temporary"), quiet=True) as runtime:
             bench = Bench(root, args.n, args.shard_size, runtime.api_url)
             t0 = time.perf_counter()
             ref_out = root / "reference"

@@ -112,12 +112,13 @@ def child_flow(out: Path, episodes: int, shard_size: int | None, repeat_on_same:
     import_s = time.perf_counter() - t0
     from trajforge.flows.build import build_dataset
     from trajforge.flows.runners import make_task_runner
+    from trajforge.schemas.config import OrchestrationConfig
     from trajforge.flows.runtime import prefect_runtime
     from trajforge.store import query
 
     config = _config(out, episodes, shard_size)
     results = []
-    with prefect_runtime(out, quiet=True) as runtime:
+    with prefect_runtime(out, OrchestrationConfig(server="temporary"), quiet=True) as runtime:
         meter = CpuMeter()  # the server is a child of this process now
         for _ in range(2 if repeat_on_same else 1):
             runner = make_task_runner(config.orchestration, config.store.workers, quiet=True)

@@ -531,6 +531,49 @@ def catalog_rebuild(out_dir: OutOption = Path("data")) -> None:
                f"{len(refreshed.check.damaged)} damaged left out)")
 
 
+server_app = typer.Typer(no_args_is_help=True, help="The managed local Prefect server builds share "
+                         "(started by the first build, stopped after orchestration.server_idle_s without one).")
+app.add_typer(server_app, name="server")
+ServerConfigOption = Annotated[Path | None, typer.Option("--config", help="run config YAML (its "
+                                                         "orchestration.server_home)")]
+
+
+def _server_home(config: Path | None) -> Path:
+    from trajforge.config import load_config
+    from trajforge.flows.server import server_home
+
+    return server_home(load_config(config).orchestration.server_home)
+
+
+@server_app.command("status")
+def server_status_command(config: ServerConfigOption = None) -> None:
+    """Whether the managed server is up: its API address, pid and age."""
+    import time
+
+    from trajforge.flows.server import server_status
+
+    with _one_line():
+        home = _server_home(config)
+        info = server_status(home)
+    if info is None:
+        typer.echo(f"no managed Prefect server is running ({home})")
+        return
+    typer.echo(f"managed Prefect server at {info.api_url} (pid {info.pid}, Prefect {info.prefect}, up "
+               f"{time.time() - info.started_at:.0f} s; {home})")
+
+
+@server_app.command("stop")
+def server_stop_command(config: ServerConfigOption = None) -> None:
+    """Stop the managed server now (the next build starts a new one)."""
+    from trajforge.flows.server import stop_server
+
+    with _one_line():
+        home = _server_home(config)
+        info = stop_server(home)
+    typer.echo(f"stopped the managed Prefect server (pid {info.pid})" if info is not None
+               else f"no managed Prefect server was running ({home})")
+
+
 def _viewer_missing(command: str, exc: ImportError) -> typer.Exit:
     return _fail(ConfigError(command, f"needs the view extra (pip install -e '.[view]'): {exc}"))
 

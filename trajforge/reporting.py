@@ -157,8 +157,9 @@ def diversity_tables(summary: dict[str, Any]) -> list[Table]:
 def build_summary(config: RunConfig, result: BuildResult) -> Group:
     cached = getattr(result, "cached", None)
     from_cache = f" ({cached} from Prefect's cache)" if cached is not None else ""
-    startup = getattr(result, "startup_seconds", 0.0)
-    prefect = f" (Prefect server start-up {startup:.1f} s)" if startup else ""
+    startup, server = getattr(result, "startup_seconds", 0.0), getattr(result, "server", "")
+    prefect = (f" (Prefect server start-up {startup:.1f} s)" if server == "started" else
+               f" (Prefect server reused, {startup:.1f} s to reach it)" if server == "reused" else "")
     head = Text.assemble(
         ("Built ", "bold"), (f"{result.run_id}", "cyan"),
         f" ({', '.join(config.domain.all_names)}, {config.generation.n_blueprints} blueprints): "

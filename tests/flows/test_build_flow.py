@@ -1,5 +1,6 @@
 """The ``build-dataset`` flow on the real Prefect engine: retries on transient errors only, a
-failed build recorded as such, and a plain ``trajforge build`` with no server configured."""
+failed build recorded as such, and a plain ``trajforge build`` with no server configured (the
+managed server, or a temporary one)."""
 
 from __future__ import annotations
 
@@ -95,28 +96,63 @@ def test_batch_cache_survives_a_new_process_but_not_a_code_change(tmp_path: Path
     assert len(keys) == 3 and all(k.endswith(code_version(("retail",))) for k in keys)
 
 
-@pytest.mark.slow
-def test_plain_build_without_a_server_uses_a_temporary_one_under_the_output_folder(tmp_path: Path) -> None:
-    """No PREFECT_API_URL: the build starts its own local server with its database in
-    OUT/.prefect (nothing in ~/.prefect), stops it, and Prefect's logs stay off the terminal."""
-    home = tmp_path / "home"
-    home.mkdir()
+def _plain_env(tmp_path: Path) -> dict[str, str]:
+    """No Prefect setting at all, a home and a state folder of the test's own."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-    env.update({"HOME": str(home), "COLUMNS": "200"})
-    out = tmp_path / "out"
+    env.update({"HOME": str(tmp_path / "home"), "XDG_STATE_HOME": str(tmp_path / "state"), "COLUMNS": "200"})
+    (tmp_path / "home").mkdir(exist_ok=True)
+    return env
+
+
+def _plain_build(tmp_path: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run([sys.executable, "-m", "trajforge.cli", "build", "--out", str(out),
-                           "--n", str(N), "--shard-size", str(SHARD_SIZE)],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+                           "--n", str(N), "--shard-size", str(SHARD_SIZE), *extra],
+                          cwd=tmp_path, env=_plain_env(tmp_path), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
-    assert "Prefect server start-up" in proc.stdout
-    assert (out / ".prefect" / "prefect.db").is_file()
-    assert not (home / ".prefect" / "prefect.db").exists()
     for noise in ("INFO", "Traceback", "Flow run", "temporary server", "ERROR"):
         assert noise not in proc.stderr, proc.stderr
         assert noise not in proc.stdout, proc.stdout
-    assert query(out, "SELECT outcome, batches_computed FROM runs")[1] == [("completed", 2)]
+    return proc
+
+
+@pytest.mark.slow
+def test_plain_builds_share_the_managed_server(tmp_path: Path) -> None:
+    """No PREFECT_API_URL: the first build starts the managed server (its database in the state
+    folder, nothing in ~/.prefect or OUT/.prefect), the next build, into another folder, reuses
+    it, and ``trajforge server stop`` stops it."""
+    from trajforge.flows.server import server_status
+
+    state = tmp_path / "state" / "trajforge" / "prefect"
+    first = _plain_build(tmp_path, tmp_path / "a")
+    assert "Prefect server start-up" in first.stdout
+    info = server_status(state)
+    assert info is not None
+    second = _plain_build(tmp_path, tmp_path / "b", "--seed", "5")
+    assert "Prefect server reused" in second.stdout and server_status(state) == info
+    for out in (tmp_path / "a", tmp_path / "b"):
+        assert query(out, "SELECT outcome, batches_computed FROM runs")[1] == [("completed", 2)]
+        assert not (out / ".prefect" / "prefect.db").exists()
+    assert (state / "prefect.db").is_file() and not (tmp_path / "home" / ".prefect" / "prefect.db").exists()
     # analytics were off: the telemetry service, which runs in ephemeral mode unless disabled,
     # never started its session (it records one before its first report over the network)
+    assert _telemetry_sessions(state / "prefect.db") == 0
+    stop = subprocess.run([sys.executable, "-m", "trajforge.cli", "server", "stop"], env=_plain_env(tmp_path),
+                          capture_output=True, text=True, timeout=60)
+    assert stop.returncode == 0 and f"pid {info.pid}" in stop.stdout, stop.stderr
+    assert server_status(state) is None
+
+
+@pytest.mark.slow
+def test_a_temporary_server_lives_under_the_output_folder(tmp_path: Path) -> None:
+    """``orchestration.server: temporary``: a server for the one command, under OUT/.prefect."""
+    config = tmp_path / "run.yaml"
+    config.write_text("orchestration:\n  server: temporary\n")
+    out = tmp_path / "out"
+    proc = _plain_build(tmp_path, out, "--config", str(config))
+    assert "Prefect server start-up" in proc.stdout
+    assert (out / ".prefect" / "prefect.db").is_file()
+    assert not (tmp_path / "state").exists()
+    assert query(out, "SELECT outcome, batches_computed FROM runs")[1] == [("completed", 2)]
     assert _telemetry_sessions(out / ".prefect" / "prefect.db") == 0
 
 

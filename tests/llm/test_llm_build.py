@@ -188,14 +188,17 @@ def test_budget_cap_stops_cleanly_and_a_resumed_run_continues_from_its_spend(
 
 @pytest.mark.slow
 def test_no_secret_reaches_files_logs_or_the_summary(tmp_path: Path, policy_endpoint) -> None:
-    """Through ``trajforge build`` with no Prefect server configured, so the temporary server's
-    database (under OUT/.prefect, flow parameters and logs included) is among the files searched."""
+    """Through ``trajforge build`` with no Prefect server configured, so the managed server's
+    folder (its database, flow parameters and logs included, and its log) is among the files
+    searched."""
     config = write_config(tmp_path, 12)
     endpoint = policy_endpoint(config)
     tree = yaml.safe_load(write_config(tmp_path, 12, endpoint.url).read_text())
     tree["simulation"]["user_model"]["api_key_env"] = "TRAJFORGE_TEST_USER_KEY"
     config.write_text(yaml.safe_dump(tree))
-    env = {**os.environ, "OPENAI_API_KEY": SECRET, "TRAJFORGE_TEST_USER_KEY": OTHER_SECRET}
+    state = tmp_path / "state"
+    env = {**{k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}, "OPENAI_API_KEY": SECRET,
+           "TRAJFORGE_TEST_USER_KEY": OTHER_SECRET, "XDG_STATE_HOME": str(state)}
     out = tmp_path / "out"
     result = subprocess.run([sys.executable, "-m", "trajforge.cli", "build", "--config", str(config),
                              "--out", str(out)], capture_output=True, text=True, env=env, timeout=300)
@@ -204,8 +207,11 @@ def test_no_secret_reaches_files_logs_or_the_summary(tmp_path: Path, policy_endp
                            capture_output=True, text=True, env=env, timeout=120)
     printed = result.stdout + result.stderr + stats.stdout + stats.stderr
     assert "passing every check" in printed
-    files = [p for p in out.rglob("*") if p.is_file()]
-    assert any(p.suffix == ".parquet" for p in files)
+    from trajforge.flows.server import stop_server
+
+    stop_server(state / "trajforge" / "prefect")  # its database checkpointed and closed
+    files = [p for p in (*out.rglob("*"), *state.rglob("*")) if p.is_file()]
+    assert any(p.suffix == ".parquet" for p in files) and any(p.name == "prefect.db" for p in files)
     for secret in (SECRET, OTHER_SECRET):
         assert secret not in printed
         for path in files:

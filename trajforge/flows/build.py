@@ -238,15 +238,16 @@ def build(config: RunConfig, progress: Progress | None = None, quiet: bool = Fal
     check_configured_server()  # before the lock: nothing is written for a server that is not there
     out = config.store.out
     with build_lock(out, wait=wait):
-        check_room(out, room_needed(out, MIN_FREE_BYTES))
+        check_room(out, room_needed(out, config.orchestration, MIN_FREE_BYTES))
         with command_log(out, "build", verbose=verbose) as log:
             try:
                 with build_progress.reporting_to(progress), \
-                        prefect_runtime(out, quiet=quiet) as runtime:
+                        prefect_runtime(out, config.orchestration, quiet=quiet) as runtime:
                     runner = make_task_runner(config.orchestration, config.store.workers, quiet=quiet)
                     result = build_dataset.with_options(task_runner=runner)(
                         config=config.model_dump(mode="json"), grow=grow)
                 result.startup_seconds = runtime.startup_seconds
+                result.server = "started" if runtime.started_server else "reused" if runtime.home else ""
                 from trajforge.curation import run_diversity_stage  # numpy and the embedders: only when used
 
                 result.diversity = run_diversity_stage(config)

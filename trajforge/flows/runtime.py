@@ -1,7 +1,9 @@
-"""A Prefect API for one build: the user's server when one is configured, else a temporary one.
+"""A Prefect API for one build: the user's server when one is configured, else the managed one.
 
 With ``PREFECT_API_URL`` set (a ``prefect server start``, Prefect Cloud, or a test harness) the
-build reports to it. Without one, it runs the same local server Prefect's ephemeral mode starts
+build reports to it. Without one, it uses the managed local server (``flows/server.py``: started
+by the first build, reused by the next, stopped after ``orchestration.server_idle_s`` without a
+build). With ``orchestration.server: temporary`` it runs the same local server Prefect's ephemeral mode starts
 (``SubprocessASGIServer``), but with its home and SQLite database under ``<out>/.prefect`` rather
 than ``~/.prefect``, a start-up timeout meant for slow machines (the first start migrates the
 database: 10-15 s on 2 busy cores, more on a cold container), analytics off (the server would
@@ -22,6 +24,10 @@ from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from trajforge.schemas.config import OrchestrationConfig
 
 PREFECT_DIR = ".prefect"
 RESULTS_DIR = "results"
@@ -50,12 +56,14 @@ def results_dir(out: Path) -> Path:
     return prefect_home(out) / RESULTS_DIR
 
 
-def room_needed(out: Path, least: int) -> int:
+def room_needed(out: Path, orchestration: OrchestrationConfig, least: int) -> int:
     """Free bytes a build into ``out`` needs to start: ``least``, or enough for the temporary
-    server's first database when it will start one."""
+    server's first database when it will start one there (the managed server's database is not
+    under ``out``)."""
     from prefect.settings import get_current_settings
 
-    if get_current_settings().api.url or (prefect_home(out) / "prefect.db").exists():
+    if get_current_settings().api.url or orchestration.server == "managed" \
+            or (prefect_home(out) / "prefect.db").exists():
         return least
     return max(least, SERVER_DB_BYTES)
 
@@ -143,9 +151,11 @@ def check_configured_server() -> None:
 
 
 @contextmanager
-def prefect_runtime(out: Path, quiet: bool = False,
+def prefect_runtime(out: Path, orchestration: OrchestrationConfig, quiet: bool = False,
                     startup_timeout_s: int = STARTUP_TIMEOUT_S) -> Iterator[PrefectRuntime]:
-    """Make a Prefect API available for a build writing to ``out``."""
+    """Make a Prefect API available for a build writing to ``out``: the configured server, the
+    managed one (``flows/server.py``) or, with ``orchestration.server: temporary``, one for this
+    command."""
     from prefect.settings import (
         PREFECT_API_URL,
         PREFECT_HOME,
@@ -165,6 +175,19 @@ def prefect_runtime(out: Path, quiet: bool = False,
                                      startup_seconds=0.0)
             finally:
                 # events left queued are flushed at exit, with a console warning after the command
+                _drain_workers()
+        return
+
+    if orchestration.server == "managed":
+        from trajforge.flows.server import managed_server, server_home
+
+        home = server_home(orchestration.server_home)
+        with managed_server(home, orchestration.server_idle_s, startup_timeout_s) as managed, \
+                temporary_settings(updates={PREFECT_API_URL: managed.info.api_url}), quiet_console(quiet):
+            try:
+                yield PrefectRuntime(api_url=managed.info.api_url, home=home, started_server=managed.started,
+                                     startup_seconds=managed.startup_seconds)
+            finally:
                 _drain_workers()
         return
 

@@ -164,6 +164,13 @@ class OrchestrationConfig(Record):
                                 "starts a local cluster")
     retries: int = Field(default=2, ge=0, le=10,
                          description="retries of a stage after a transient error (never others)")
+    server: Literal["managed", "temporary"] = Field(
+        default="managed", description="without PREFECT_API_URL: 'managed', one local server per user that "
+        "outlives the command and is reused (flows/server.py); 'temporary', one per command under <out>/.prefect")
+    server_home: str | None = Field(default=None, description="the managed server's folder; none: "
+                                    "$XDG_STATE_HOME/trajforge/prefect (~/.local/state/trajforge/prefect)")
+    server_idle_s: int = Field(default=900, ge=1, description="the managed server stops itself after this "
+                               "long without a build")
 
     @model_validator(mode="after")
     def _address_needs_cluster(self) -> OrchestrationConfig:

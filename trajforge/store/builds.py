@@ -87,7 +87,8 @@ class BuildResult:
     invocation_id: str = ""
     runner: str = "direct"
     record: RunRecord | None = None
-    startup_seconds: float = 0.0  # the Prefect server's, when the flow started one
+    startup_seconds: float = 0.0  # finding or starting the Prefect server (0: a configured one)
+    server: str = ""  # "started" or "reused" (the managed or a temporary server); "": configured or none
     flow_seconds: float = 0.0  # inside the flow, when run as one
     diversity: Any = None  # the build's curation.DiversityResult, when diversity.select/dedup_threshold is set
     damaged: tuple[FileDamage, ...] = ()  # committed files (of any run) the catalog had to leave out

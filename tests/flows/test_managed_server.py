@@ -1,0 +1,76 @@
+"""The managed local Prefect server (``trajforge.flows.server``): one per user, found by the next
+build, replaced when it died, stopped by itself when idle. Real server processes on loopback,
+in a folder of the module's own (its database migrated once, then reused)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from trajforge.flows.server import ManagedServer, managed_server, server_status, stop_server
+from trajforge.flows.server_process import INFO_FILE
+
+TIMEOUT_S = 600
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory):
+    folder = tmp_path_factory.mktemp("managed-server")
+    yield folder
+    stop_server(folder)
+
+
+def _gone(pid: int, within_s: float) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        try:  # our own child: reap it, or it lingers as a zombie that still answers kill(0)
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return True
+        except ChildProcessError:
+            pass
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.slow
+def test_builds_at_once_start_one_server_and_the_next_reuses_it(home: Path) -> None:
+    seen: list[ManagedServer] = []
+
+    def one() -> None:
+        with managed_server(home, idle_s=600, startup_timeout_s=TIMEOUT_S) as server:
+            seen.append(server)
+
+    threads = [threading.Thread(target=one) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(seen) == 2 and len({s.info for s in seen}) == 1
+    assert sorted(s.started for s in seen) == [False, True]  # the second waited and reused it
+    with managed_server(home, idle_s=600, startup_timeout_s=TIMEOUT_S) as again:
+        assert not again.started and again.info == seen[0].info
+        assert again.startup_seconds < 2.0  # a health check, not a start
+    assert server_status(home) == seen[0].info
+
+
+@pytest.mark.slow
+def test_a_killed_server_is_replaced_and_an_idle_one_stops_itself(home: Path) -> None:
+    with managed_server(home, idle_s=600, startup_timeout_s=TIMEOUT_S) as before:
+        pass
+    os.kill(before.info.pid, signal.SIGKILL)
+    assert _gone(before.info.pid, 10)
+    with managed_server(home, idle_s=3, startup_timeout_s=TIMEOUT_S) as after:
+        assert after.started and after.info.pid != before.info.pid
+        time.sleep(5)  # longer than idle_s: the lease this build renews keeps it up
+        assert server_status(home) == after.info
+    assert _gone(after.info.pid, 30), "the idle server did not stop itself"
+    assert not (home / INFO_FILE).exists() and server_status(home) is None
