@@ -14,6 +14,18 @@ Each phase gets a freshly started server (its answers are cached per episode). R
 calls per second, the build's rate as a share of the bare rate, client CPU per call (all client
 processes) and server CPU per call.
 
+From the server's request timeline (``/stats?timeline=1``: arrival and answer of every request):
+- **launch to first request**: from the build command's launch to the first model request
+  (a warm machine: the managed Prefect server already up, started by a scripted build before the
+  phases; for bare the replay starts with its requests prepared, so none is reported);
+- **whole-command** calls/s (calls over the command's wall time) and **in-window** calls/s
+  (calls between the first request's arrival and the last answer);
+- **in flight** during the window up to the answer of 95% of the requests (the last 5% of the
+  conversations' calls, approximated by requests): the time-weighted mean, the minimum once it
+  first reached 90% of the concurrency (the ramp before that is reported as its own time), the
+  share of that time below 90% of the concurrency, and the longest stretch below half of it
+  (a batch boundary shows as one).
+
     .venv/bin/python benchmarks/llm_throughput.py --episodes 1000 --concurrency 128
 """
 
@@ -60,6 +72,50 @@ def write_config(folder: Path, episodes: int, concurrency: int, api_base: str) -
 
 def start_server(config: Path, latency_ms: float) -> PolicyServerProcess:
     return PolicyServerProcess(config, "--latency-ms", str(latency_ms))
+
+
+def window_metrics(timeline: list[list[float]], limit: int, launched: float | None) -> dict[str, Any]:
+    """In-flight statistics over the server's request timeline (see the module note)."""
+    events = sorted((t, d) for t, d in timeline)
+    starts = [t for t, d in events if d > 0]
+    ends = [t for t, d in events if d < 0]
+    if not starts or not ends:
+        return {}
+    first, last = starts[0], ends[-1]
+    t95 = ends[max(0, int(0.95 * len(ends)) - 1)]
+    level, prev, area = 0, first, 0.0
+    ramp_end = None
+    low_time = 0.0
+    min_after_ramp = None
+    longest_half_gap, half_since = 0.0, None
+    for t, d in events:
+        if t > t95:
+            break
+        span = t - prev
+        if span > 0:
+            area += level * span
+            if ramp_end is not None:
+                low_time += span if level < 0.9 * limit else 0.0
+                min_after_ramp = level if min_after_ramp is None else min(min_after_ramp, level)
+        prev = t
+        level += d
+        if ramp_end is None and level >= 0.9 * limit:
+            ramp_end = t
+        if ramp_end is not None:
+            if level < 0.5 * limit and half_since is None:
+                half_since = t
+            elif level >= 0.5 * limit and half_since is not None:
+                longest_half_gap = max(longest_half_gap, t - half_since)
+                half_since = None
+    window = t95 - first
+    after_ramp = t95 - ramp_end if ramp_end is not None else 0.0
+    return {"first_request_after_launch_s": (first - launched) if launched is not None else None,
+            "window_s": last - first, "in_window_calls_per_s": len(ends) / (last - first) if last > first else None,
+            "inflight_mean": area / window if window > 0 else None,
+            "ramp_to_90pct_s": (ramp_end - first) if ramp_end is not None else None,
+            "inflight_min_after_ramp": min_after_ramp,
+            "share_below_90pct_after_ramp": low_time / after_ramp if after_ramp > 0 else None,
+            "longest_below_half_s": longest_half_gap}
 
 
 def server_cpu_s(server: PolicyServerProcess) -> float:
@@ -147,6 +203,7 @@ def run_bare(config: Path, latency_ms: float, concurrency: int) -> dict[str, Any
                              capture_output=True, text=True, check=True)
         result = json.loads(out.stdout.strip().splitlines()[-1])
         result["server_cpu_s"] = server_cpu_s(server) - cpu0
+        result["window"] = window_metrics(server.stats(timeline=True)["timeline"], concurrency, None)
     finally:
         server.stop()
     return result
@@ -165,6 +222,7 @@ def run_build(config: Path, latency_ms: float, workers: int, scratch: Path) -> d
     try:
         cpu0 = server_cpu_s(server)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        launched = time.time()
         began = time.perf_counter()
         subprocess.run([*TRAJFORGE, "build", "--config", str(run_config), "--out", str(out),
                         "--workers", str(workers), "--shard-size",
@@ -173,6 +231,7 @@ def run_build(config: Path, latency_ms: float, workers: int, scratch: Path) -> d
         wall = time.perf_counter() - began
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         server_cpu = server_cpu_s(server) - cpu0
+        window = window_metrics(server.stats(timeline=True)["timeline"], tree["simulation"]["concurrency"], launched)
     finally:
         server.stop()
     from trajforge.store import query
@@ -184,7 +243,7 @@ def run_build(config: Path, latency_ms: float, workers: int, scratch: Path) -> d
     client_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"workers": workers, "calls": int(calls), "episodes": int(episodes),
             "pass_rate": float(passed), "retries": int(retries), "wall_s": wall,
-            "client_cpu_s": client_cpu, "server_cpu_s": server_cpu}
+            "client_cpu_s": client_cpu, "server_cpu_s": server_cpu, "window": window}
 
 
 def derive(result: dict[str, Any]) -> dict[str, Any]:
@@ -212,6 +271,22 @@ def render(payload: dict[str, Any]) -> str:
             f"| `trajforge build` | {build['workers']} | {build['calls']} | {build['wall_s']:.1f} | "
             f"{build['calls_per_s']:.1f} | {build['calls_per_s'] / bare['calls_per_s']:.0%} | "
             f"{build['client_cpu_ms_per_call']:.2f} | {build['server_cpu_ms_per_call']:.2f} |")
+    lines += ["", "From the server's request timeline (in flight measured up to the answer of 95% of the "
+              "requests; see the script's note):", "",
+              "| phase | processes | launch to first request s | in-window calls/s | whole-command share of "
+              "bare calls/s | mean in flight | ramp to 90% s | min in flight after ramp | time below 90% | "
+              "longest below 50% s |", "|---|---|---|---|---|---|---|---|---|---|"]
+
+    def _n(x: Any, f: str = ".2f") -> str:
+        return "-" if x is None else format(x, f)
+
+    for name, row in [("bare", bare), *[("build", b) for b in payload["builds"]]]:
+        w = row.get("window") or {}
+        share = row["calls_per_s"] / bare["calls_per_s"]
+        lines.append(f"| {name} | {row.get('workers', 1)} | {_n(w.get('first_request_after_launch_s'))} | "
+                     f"{_n(w.get('in_window_calls_per_s'), '.1f')} | {share:.2f}x | {_n(w.get('inflight_mean'), '.1f')} | "
+                     f"{_n(w.get('ramp_to_90pct_s'))} | {_n(w.get('inflight_min_after_ramp'), '.0f')} | "
+                     f"{_n(w.get('share_below_90pct_after_ramp'), '.1%')} | {_n(w.get('longest_below_half_s'))} |")
     lines += ["", "Build pass rates: " + ", ".join(
         f"{b['workers']} process(es): {b['pass_rate']:.1%} of {b['episodes']} episodes, "
         f"{b['retries']} retries" for b in payload["builds"]), "",
@@ -240,6 +315,11 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory(prefix="tf-llm-bench-") as tmp:
         scratch = Path(tmp)
+        # a warm machine: the managed Prefect server of the benchmark's own state folder, started
+        # by a scripted build before the clock (stopped at the end)
+        os.environ["XDG_STATE_HOME"] = str(scratch / "state")
+        subprocess.run([*TRAJFORGE, "build", "--n", "4", "--out", str(scratch / "warm"), "--quiet"],
+                       check=True, capture_output=True, text=True)
         config = write_config(scratch, args.episodes, args.concurrency, "http://127.0.0.1:1/v1")
         bare = derive(run_bare(config, args.latency_ms, args.concurrency))
         print("bare", json.dumps(bare), flush=True)
@@ -248,6 +328,9 @@ def main() -> None:
             build = derive(run_build(config, args.latency_ms, workers, scratch))
             print("build", json.dumps(build), flush=True)
             builds.append(build)
+        from trajforge.flows.server import server_home, stop_server
+
+        stop_server(server_home())
     payload = {"date": utc_now(), "command": command_line(), "episodes": args.episodes,
                "concurrency": args.concurrency, "latency_ms": args.latency_ms, "bare": bare,
                "builds": builds, "load_avg_at_end": os.getloadavg(), "machine": machine_info()}

@@ -8,6 +8,7 @@ Errors are one line on stderr, and nothing existing is changed before config val
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -918,6 +919,9 @@ def eval_command(
 def main() -> None:
     """The console script: usage errors (a bad option value, an unknown command) as one line
     too, rather than a usage box."""
+    # Prefect's SDK analytics send onboarding events from an interactive terminal on import
+    # unless told not to; nothing a build does may leave the machine (a user's own value wins)
+    os.environ.setdefault("DO_NOT_TRACK", "1")
     try:
         code = app(standalone_mode=False)
     except typer.TyperException as exc:  # typer's usage errors (its own click's ClickException)

@@ -89,12 +89,17 @@ def _alive(pid: int) -> bool:
 
 
 def _healthy(info: ServerInfo, timeout: float = HEALTH_TIMEOUT_S) -> bool:
-    import httpx
+    # plain http.client: an httpx client builds a TLS context per instance (~50 ms), for loopback http
+    import http.client
 
+    connection = http.client.HTTPConnection("127.0.0.1", info.port, timeout=timeout)
     try:
-        return httpx.get(f"{info.api_url}/health", timeout=timeout).status_code == 200
-    except httpx.HTTPError:
+        connection.request("GET", "/api/health")
+        return connection.getresponse().status == 200
+    except (OSError, http.client.HTTPException):
         return False
+    finally:
+        connection.close()
 
 
 def _prefect_version() -> str:
@@ -137,7 +142,7 @@ def _stop(info: ServerInfo, wait_s: float = 10.0) -> None:
 
 def _start(home: Path, idle_s: float, timeout_s: float) -> ServerInfo:
     port = _free_port()
-    env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1",
            "PREFECT_LOGGING_SERVER_LEVEL": "CRITICAL", "PREFECT_UI_ENABLED": "0",
            "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
     env.pop("PREFECT_API_URL", None)

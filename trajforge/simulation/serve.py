@@ -79,15 +79,27 @@ class _Episode:
     messages: list[Message] = field(default_factory=list)  # converted so far
 
 
+TIMELINE_LIMIT = 1_000_000  # events kept (two per request): enough for any benchmark, bounded
+
+
 @dataclass
 class ServerStats:
+    """What the endpoint answered, and when: ``timeline`` holds ``(unix time, +1)`` as each
+    completion request arrives and ``(unix time, -1)`` as it is answered, so a benchmark reads
+    the time of the first request and the requests in flight over time."""
+
     requests: int = 0
     by_status: dict[int, int] = field(default_factory=dict)
     malformed: int = 0
     hung: int = 0
+    timeline: list[tuple[float, int]] = field(default_factory=list)
 
     def count(self, status: int) -> None:
         self.by_status[status] = self.by_status.get(status, 0) + 1
+
+    def mark(self, delta: int) -> None:
+        if len(self.timeline) < TIMELINE_LIMIT:
+            self.timeline.append((time.time(), delta))
 
 
 class HTTPError(Exception):
@@ -272,7 +284,11 @@ def make_app(server: PolicyServer) -> Any:
         except (ValueError, UnicodeDecodeError):
             server.stats.count(400)
             return web.json_response({"error": {"message": "the body is not JSON"}}, status=400)
-        status, payload, headers = await server.chat(body, dict(request.headers))
+        server.stats.mark(+1)
+        try:
+            status, payload, headers = await server.chat(body, dict(request.headers))
+        finally:
+            server.stats.mark(-1)
         server.stats.count(status)
         return web.json_response(payload, status=status, headers=headers)
 
@@ -281,10 +297,13 @@ def make_app(server: PolicyServer) -> Any:
         return web.json_response({"object": "list", "data": [{"id": n, "object": "model"}
                                                              for n in names]})
 
-    async def stats(_: web.Request) -> web.Response:
+    async def stats(request: web.Request) -> web.Response:
         s = server.stats
-        return web.json_response({"requests": s.requests, "by_status": s.by_status,
-                                  "malformed": s.malformed, "hung": s.hung})
+        body: dict[str, Any] = {"requests": s.requests, "by_status": s.by_status, "malformed": s.malformed,
+                                "hung": s.hung}
+        if request.query.get("timeline"):
+            body["timeline"] = s.timeline
+        return web.json_response(body)
 
     app = web.Application(client_max_size=64 * 1024 * 1024)
     app.router.add_post("/v1/chat/completions", completions)

@@ -32,9 +32,11 @@ class PolicyServerProcess:
             raise RuntimeError(f"serve-policy did not start: {line}{self.proc.stdout.read()}")
         self.url = f"http://127.0.0.1:{match.group(1)}/v1"
 
-    def stats(self) -> dict[str, Any]:
-        """The server's ``/stats``: requests, counts by status, malformed and hung answers."""
-        with urllib.request.urlopen(self.url.removesuffix("/v1") + "/stats", timeout=10) as r:
+    def stats(self, timeline: bool = False) -> dict[str, Any]:
+        """The server's ``/stats``: requests, counts by status, malformed and hung answers (and,
+        with ``timeline``, when each request arrived and was answered: ``ServerStats.timeline``)."""
+        query = "?timeline=1" if timeline else ""
+        with urllib.request.urlopen(self.url.removesuffix("/v1") + "/stats" + query, timeout=30) as r:
             return json.loads(r.read())
 
     def stop(self) -> None:
