@@ -74,3 +74,20 @@ def test_a_killed_server_is_replaced_and_an_idle_one_stops_itself(home: Path) ->
         assert server_status(home) == after.info
     assert _gone(after.info.pid, 30), "the idle server did not stop itself"
     assert not (home / INFO_FILE).exists() and server_status(home) is None
+
+
+def test_another_python_of_the_same_environment_reuses_it(home: Path) -> None:
+    """``.venv/bin/python`` and ``.venv/bin/python3`` are one environment: no restart between them."""
+    import subprocess
+    import sys
+
+    with managed_server(home, idle_s=600, startup_timeout_s=TIMEOUT_S) as first:
+        pass
+    other = Path(sys.executable).with_name("python3" if Path(sys.executable).name != "python3" else "python")
+    if not other.exists():
+        pytest.skip(f"no {other.name} next to {sys.executable}")
+    code = ("import sys; from pathlib import Path; from trajforge.flows.server import managed_server\n"
+            f"with managed_server(Path({str(home)!r}), 600, 600) as s: print(s.started, s.info.pid)")
+    proc = subprocess.run([str(other), "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", str(first.info.pid)]

@@ -5,11 +5,11 @@ build's time), while a server that outlives the command answers the next build a
 build without a configured ``PREFECT_API_URL`` uses one local server per user, kept under
 ``server_home()`` (``$XDG_STATE_HOME/trajforge/prefect``, default
 ``~/.local/state/trajforge/prefect``; ``orchestration.server_home`` moves it): its SQLite database,
-``server.json`` (pid, port, Prefect version, Python), ``server.log`` and a lease file.
+``server.json`` (pid, port, Prefect version, Python environment), ``server.log`` and a lease file.
 
 - A build takes ``server.lock``, reuses the recorded server when its process is alive, it
-  answers ``/health`` and was started by the same Prefect and Python, and otherwise starts a new
-  one (``server_process``) in its own session, so it outlives the command.
+  answers ``/health`` and was started by the same Prefect in the same Python environment, and
+  otherwise starts a new one (``server_process``) in its own session, so it outlives the command.
 - While a build runs it renews the lease; the server stops itself after
   ``orchestration.server_idle_s`` (default 900) without a build, so none is left behind for long.
   ``trajforge server stop`` stops it at once.
@@ -56,7 +56,7 @@ class ServerInfo:
     pid: int
     port: int
     prefect: str
-    python: str
+    python: str  # the environment it runs in (sys.prefix)
     started_at: float
 
     @property
@@ -109,7 +109,8 @@ def _prefect_version() -> str:
 
 
 def _usable(info: ServerInfo | None) -> bool:
-    return (info is not None and info.prefect == _prefect_version() and info.python == sys.executable
+    # the environment, not the interpreter's path: .venv/bin/python and .venv/bin/python3 are one
+    return (info is not None and info.prefect == _prefect_version() and info.python == sys.prefix
             and _alive(info.pid) and _ours(info.pid) and _healthy(info))
 
 
@@ -151,7 +152,7 @@ def _start(home: Path, idle_s: float, timeout_s: float) -> ServerInfo:
             [sys.executable, "-m", "trajforge.flows.server_process", "--home", str(home), "--port", str(port),
              "--idle-s", str(idle_s)],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, start_new_session=True)
-    info = ServerInfo(pid=process.pid, port=port, prefect=_prefect_version(), python=sys.executable,
+    info = ServerInfo(pid=process.pid, port=port, prefect=_prefect_version(), python=sys.prefix,
                       started_at=time.time())
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
