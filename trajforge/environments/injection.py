@@ -257,14 +257,14 @@ def _text_leaves(content: str) -> Iterator[str]:
         yield content
         return
     stack = [value]
-    while stack:
+    while stack:  # depth first, in the output's own order
         item = stack.pop()
         if isinstance(item, str):
             yield item
         elif isinstance(item, dict):
-            stack.extend(item.values())
+            stack.extend(reversed(list(item.values())))
         elif isinstance(item, list):
-            stack.extend(item)
+            stack.extend(reversed(item))
 
 
 def flag_tool_outputs(messages: Sequence[Message]) -> tuple[TrajectoryFlag, ...]:
