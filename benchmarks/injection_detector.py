@@ -57,7 +57,7 @@ def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
         style_n[f"{row['label']}/{row['style']}"] += 1
         if found is not None:
             style_hits[f"{row['label']}/{row['style']}"] += 1
-            cues[found.cue] += 1
+            cues[found] += 1
         if row["label"] == "injection":
             tp, fn = tp + (found is not None), fn + (found is None)
         else:

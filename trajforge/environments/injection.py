@@ -37,7 +37,6 @@ import json
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
 from trajforge.schemas.messages import Message, ToolMessage
 from trajforge.schemas.trajectory import FlagKind, TrajectoryFlag
@@ -215,37 +214,22 @@ PAIRS = frozenset({("address", "directive"), ("address", "covert"), ("address", 
                    ("directive", "covert"), ("address", "disclosure"), ("directive", "disclosure")})
 
 
-@dataclass(frozen=True)
-class Finding:
-    """Why a text reads as planted instructions: the cue family (or two, joined by ``+``) and the
-    sentence that holds it."""
-
-    cue: str
-    sentence: str
-
-
-def find_instructions(text: str) -> Finding | None:
-    """The first cue that makes ``text`` read as instructions to the agent, or ``None``."""
+def find_instructions(text: str) -> str | None:
+    """The cue that makes ``text`` read as instructions to the agent (a strong cue's family, or
+    two weak ones joined by ``+``), or ``None``."""
     norm = normalise(text)
     for cue, pattern in STRONG:
-        match = pattern.search(norm)
-        if match:
-            return Finding(cue, _sentence_at(norm, match.start()))
+        if pattern.search(norm):
+            return cue
     sentences = [s for s in _SENTENCES.split(norm) if s.strip()]
     cues = [{cue for cue, pattern in WEAK if pattern.search(s)} for s in sentences]
-    for i, sentence in enumerate(sentences):
+    for i in range(len(sentences)):
         # a sentence and the next: an address may stand alone before its directive ("Hello AI! Could you ...")
         window = cues[i] | (cues[i + 1] if i + 1 < len(cues) else set())
         for pair in sorted(PAIRS):
             if set(pair) <= window:
-                return Finding("+".join(pair), sentence.strip())
+                return "+".join(pair)
     return None
-
-
-def _sentence_at(text: str, index: int) -> str:
-    start = max(text.rfind(".", 0, index), text.rfind("\n", 0, index)) + 1
-    stops = [i for i in (text.find(".", index), text.find("\n", index)) if i >= 0]
-    return text[start:min(stops) if stops else len(text)].strip()
 
 
 def _text_leaves(content: str) -> Iterator[str]:
@@ -276,10 +260,10 @@ def flag_tool_outputs(messages: Sequence[Message]) -> tuple[TrajectoryFlag, ...]
         for leaf in _text_leaves(message.content):
             if len(leaf) < 12 or " " not in leaf.strip():  # ids, codes, single words
                 continue
-            found = find_instructions(leaf)
-            if found is not None:
+            cue = find_instructions(leaf)
+            if cue is not None:
                 flags.append(TrajectoryFlag(kind=FlagKind.instructions_in_tool_output, message=index,
-                                            tool=message.name, cue=found.cue,
+                                            tool=message.name, cue=cue,
                                             excerpt=leaf[:EXCERPT_CHARS]))
                 break
     return tuple(flags)

@@ -18,13 +18,14 @@ Completed()") off the terminal while the logs still reach the Prefect API.
 from __future__ import annotations
 
 import logging
-import socket
 import time
 from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from trajforge.flows.server import free_port
 
 if TYPE_CHECKING:
     from trajforge.schemas.config import OrchestrationConfig
@@ -66,12 +67,6 @@ def room_needed(out: Path, orchestration: OrchestrationConfig, least: int) -> in
             or (prefect_home(out) / "prefect.db").exists():
         return least
     return max(least, SERVER_DB_BYTES)
-
-
-def _free_port() -> int:
-    with closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _drain_workers() -> None:
@@ -201,7 +196,7 @@ def prefect_runtime(out: Path, orchestration: OrchestrationConfig, quiet: bool =
         PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS: startup_timeout_s,
         PREFECT_LOGGING_SERVER_LEVEL: "CRITICAL",
     }):
-        server = SubprocessASGIServer(port=_free_port())
+        server = SubprocessASGIServer(port=free_port())
         began = time.perf_counter()
         with quiet_console(quiet):
             server.start(timeout=startup_timeout_s)

@@ -114,7 +114,8 @@ def _usable(info: ServerInfo | None) -> bool:
             and _alive(info.pid) and _ours(info.pid) and _healthy(info))
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A loopback port free now (the server binds it a moment later)."""
     import socket
 
     with closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as sock:
@@ -142,7 +143,7 @@ def _stop(info: ServerInfo, wait_s: float = 10.0) -> None:
 
 
 def _start(home: Path, idle_s: float, timeout_s: float) -> ServerInfo:
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1",
            "PREFECT_LOGGING_SERVER_LEVEL": "CRITICAL", "PREFECT_UI_ENABLED": "0",
            "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
