@@ -273,9 +273,13 @@ def no_room(bench: Bench) -> Outcome:
     mnt = bench.root / "mnt-2m"
     mount_tmpfs(mnt, "2m")
     o = Outcome("no room to start (2 MB tmpfs, temporary Prefect server)", 0)
+    # the case: a server per command, its database under the full folder (the managed
+    # server's lives elsewhere and needs no room there)
+    temporary = bench.root / "temporary.yaml"
+    temporary.write_text("orchestration:\n  server: temporary\n")
     began = time.perf_counter()
     try:
-        result = bench.run(bench.cmd(mnt / "D"), api=False, timeout=900)
+        result = bench.run(bench.cmd(mnt / "D", "--config", str(temporary)), api=False, timeout=900)
         o.line = first_line(result.stderr)
         o.extra = {"rc": result.returncode}
         o.rows_found = 0
