@@ -25,6 +25,7 @@ the flow, and the invocation's record says ``failed`` with the error.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 import uuid
@@ -48,7 +49,7 @@ from trajforge.generators.batch import GeneratedBatch, generate_batch
 from trajforge.schemas.config import RunConfig
 from trajforge.schemas.trajectory import Verdict
 from trajforge.simulation.batch import SimulatedBatch, simulate_batch
-from trajforge.simulation.worker_state import thread_context
+from trajforge.simulation.worker_state import SimulationContext, concurrency_share, process_context
 from trajforge.sources import domain_sources, module_closure, source_digest
 from trajforge.store import RunStore
 from trajforge.store.builds import (
@@ -81,18 +82,26 @@ def code_version(domains: tuple[str, ...]) -> str:
 
 # --- stage tasks: one stage function each, run inside the batch task on its worker -----------
 
+def _context(config: RunConfig, invocation: str) -> contextlib.AbstractContextManager[SimulationContext]:
+    """This process's simulation context of the invocation (its batches share its loop and gate)."""
+    return process_context(config, invocation, budget_for(config, invocation),
+                           concurrency_share(config.orchestration.runner, config.store.workers))
+
+
 @task(name="generate-validate", cache_policy=NO_CACHE, persist_result=False,
       retry_condition_fn=retry_transient)
 def generate_validate(config: RunConfig, start: int, stop: int, invocation: str = "") -> GeneratedBatch:
-    ctx = thread_context(config, invocation, budget_for(config, invocation)) if config.generation.proposer else None
-    return generate_batch(config, start, stop, ctx)
+    if not config.generation.proposer:
+        return generate_batch(config, start, stop, None)
+    with _context(config, invocation) as ctx:
+        return generate_batch(config, start, stop, ctx)
 
 
 @task(name="simulate", cache_policy=NO_CACHE, persist_result=False,
       retry_condition_fn=retry_transient)
 def simulate(config: RunConfig, generated: Any, invocation: str = "") -> SimulatedBatch:
-    ctx = thread_context(config, invocation, budget_for(config, invocation))
-    return simulate_batch(config, generated.blueprints, generated.stop, ctx)
+    with _context(config, invocation) as ctx:
+        return simulate_batch(config, generated.blueprints, generated.stop, ctx)
 
 
 @task(name="verify", cache_policy=NO_CACHE, persist_result=False,
@@ -105,8 +114,8 @@ def verify(config: RunConfig, trajectories: Any, blueprints: Any) -> list[Verdic
       retry_condition_fn=retry_transient)
 def judge(config: RunConfig, trajectories: Any, verdicts: Any, blueprints: Any,
           invocation: str = "") -> JudgedBatch:
-    return judge_batch(config, trajectories, verdicts, blueprints,
-                       thread_context(config, invocation, budget_for(config, invocation)))
+    with _context(config, invocation) as ctx:
+        return judge_batch(config, trajectories, verdicts, blueprints, ctx)
 
 
 @task(name="write", cache_policy=NO_CACHE, persist_result=False,
@@ -216,7 +225,7 @@ def scheduled_build(config: dict[str, Any], grow: int = 0) -> dict[str, Any]:
     """A deployment's entry point: the build with the task runner its config names (a flow's
     task runner is fixed when it starts, so the choice is made here, at run time)."""
     cfg = run_config(config)
-    runner = make_task_runner(cfg.orchestration, cfg.store.workers)
+    runner = make_task_runner(cfg.orchestration, cfg.store.workers, models=cfg.uses_models())
     with build_lock(cfg.store.out):
         result = build_dataset.with_options(task_runner=runner)(config=config, grow=grow)
     return {"run_id": result.run_id, "computed": result.shards_done, "cached": result.cached,
@@ -243,7 +252,8 @@ def build(config: RunConfig, progress: Progress | None = None, quiet: bool = Fal
             try:
                 with build_progress.reporting_to(progress), \
                         prefect_runtime(out, config.orchestration, quiet=quiet) as runtime:
-                    runner = make_task_runner(config.orchestration, config.store.workers, quiet=quiet)
+                    runner = make_task_runner(config.orchestration, config.store.workers, quiet=quiet,
+                                              models=config.uses_models())
                     result = build_dataset.with_options(task_runner=runner)(
                         config=config.model_dump(mode="json"), grow=grow)
                 result.startup_seconds = runtime.startup_seconds

@@ -1,6 +1,11 @@
 """The Prefect task runner a build's batches run on.
 
 - ``threads`` (default): a thread pool in the build's process; right for I/O-bound (LLM) work.
+  Its batches play their episodes on the process's one episode loop, through one gate of
+  ``simulation.concurrency`` (``simulation/worker_state.py``). A model-backed build gets one
+  thread more than ``workers``, so a batch is always generated and waiting at the gate while the
+  others finish: the next batch's episodes take the slots the last episodes of the previous one
+  free, and the model server sees no gap at batch boundaries.
 - ``processes``: a process pool on this machine; CPU-bound scripted builds scale with cores.
 - ``dask``: an existing cluster at ``address`` (``tcp://host:8786``), or a local cluster of
   ``workers`` worker processes (one thread each) started and stopped with the build.
@@ -34,13 +39,16 @@ def check_runner(orchestration: OrchestrationConfig) -> None:
                               f"extra: pip install 'trajforge[{orchestration.runner}]'")
 
 
-def make_task_runner(orchestration: OrchestrationConfig, workers: int, quiet: bool = False) -> Any:
+def make_task_runner(orchestration: OrchestrationConfig, workers: int, quiet: bool = False,
+                     models: bool = False) -> Any:
+    """The task runner ``orchestration.runner`` names, for ``workers`` batches at once (and,
+    with ``models`` on the threads runner, one batch more: see the module note)."""
     check_runner(orchestration)
     runner = orchestration.runner
     if runner == "threads":
         from prefect.task_runners import ThreadPoolTaskRunner
 
-        return ThreadPoolTaskRunner(max_workers=workers)
+        return ThreadPoolTaskRunner(max_workers=workers + 1 if models else workers)
     if runner == "processes":
         from prefect.task_runners import ProcessPoolTaskRunner
 

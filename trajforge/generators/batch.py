@@ -52,7 +52,7 @@ def generate_batch(config: RunConfig, start: int, stop: int,
 
             if ctx is None or ctx.gateway is None:
                 raise ValueError("the LLM proposer needs a simulation context with a gateway")
-            proposed, rounds, spent = ctx.loop.run_until_complete(propose_blueprints(
+            proposed, rounds, spent = ctx.run(propose_blueprints(
                 ctx.gateway, config.generation, domain, run_id, first, end,
                 config.simulation.gateway.episode_timeout_s, ctx.concurrency))
             items += proposed

@@ -94,8 +94,8 @@ def simulate_batch(config: RunConfig, blueprints: list[TaskBlueprint], stop: int
                     continue
             twin = sim.agents[:slot].count(kind)
             jobs.append(EpisodeJob(bp, episode_seed(bp.id, twin, "episode"), fault, agent=kind))
-    played = ctx.loop.run_until_complete(
-        build_player(config, ctx).play_all(jobs, lambda p: p.trajectory, may_start=lambda: not ctx.exhausted()))
+    played = ctx.run(build_player(config, ctx).play_all(
+        jobs, lambda p: p.trajectory, may_start=lambda: not ctx.exhausted(), gate=ctx.gate))
     unstarted = {job.blueprint.provenance.index for job, p in zip(jobs, played, strict=True) if p is None}
     stop = min(unstarted) if unstarted else stop
     kept: list[Trajectory] = []

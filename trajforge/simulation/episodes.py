@@ -177,13 +177,16 @@ class EpisodePlayer:
         return PlayedEpisode(job, trajectory, agent, domain)
 
     async def play_all(self, jobs: Sequence[EpisodeJob[Tag]], on_done: Callable[[PlayedEpisode[Tag]], Out],
-                       may_start: Callable[[], bool] | None = None) -> list[Out | None]:
-        """Every job, at most ``concurrency`` at once. ``on_done`` is called with each finished
-        episode as it finishes, and what it returns is that job's result (results in job order;
-        only those are kept, so an episode's agent and user are freed as soon as it ends).
-        ``may_start`` is asked before each episode starts: a spent budget says no, and that
-        job's result is ``None``."""
-        gate = asyncio.Semaphore(self.concurrency)
+                       may_start: Callable[[], bool] | None = None,
+                       gate: asyncio.Semaphore | None = None) -> list[Out | None]:
+        """Every job, at most ``concurrency`` at once, or as many as ``gate`` lets in when one is
+        given (a gate shared with other callers on the same loop: jobs wait for it in the order
+        they were submitted, so an earlier batch's episodes go first and a later one's fill the
+        slots its tail frees). ``on_done`` is called with each finished episode as it finishes,
+        and what it returns is that job's result (results in job order; only those are kept, so
+        an episode's agent and user are freed as soon as it ends). ``may_start`` is asked before
+        each episode starts: a spent budget says no, and that job's result is ``None``."""
+        gate = gate or asyncio.Semaphore(self.concurrency)
 
         async def one(job: EpisodeJob[Tag]) -> Out | None:
             async with gate:

@@ -5,9 +5,12 @@
   costly part, and environments copy it.
 - **Budgets**, one per build invocation: it starts from what the run spent before (its spend
   file) and takes in what other processes committed since.
-- **Simulation contexts**, one per (invocation, thread, config): a long-lived event loop (litellm's
-  async clients are bound to the loop that made them) and, when a role is model-backed, the
-  gateway and the invocation's budget.
+- **Simulation contexts**, one per (invocation, config): a long-lived event loop on a thread of its
+  own (the gateway's HTTP clients are bound to the loop that made them), one gate of the process's
+  share of the concurrency, and, when a role is model-backed, the gateway and the invocation's
+  budget. Every batch the process runs at once, on whichever of its threads, plays its episodes on
+  that one loop through that one gate: when one batch's last episodes finish, the next batch's
+  are already waiting for their slots, so a model server never idles at a batch boundary.
 
 A forked worker starts with no contexts or budgets (its parent's event loops and their file
 descriptors are not the child's to use); it keeps the domains, which are read-only templates.
@@ -19,7 +22,9 @@ import asyncio
 import os
 import random
 import threading
-from typing import TYPE_CHECKING
+from collections.abc import Coroutine, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from trajforge.environments.base import Domain
 from trajforge.environments.registry import load_domain
@@ -32,7 +37,9 @@ if TYPE_CHECKING:
 _LOCK = threading.Lock()
 _DOMAINS: dict[tuple[str, int, int], Domain] = {}
 _BUDGETS: dict[str, Budget] = {}  # invocation -> its budget in this process
-_CONTEXTS: dict[tuple[str, int, str], SimulationContext] = {}  # (invocation, thread, config)
+_CONTEXTS: dict[tuple[str, str], SimulationContext] = {}  # (invocation, config)
+
+T = TypeVar("T")
 
 
 def shared_domain(name: str, size: int, seed: int) -> Domain:
@@ -75,19 +82,25 @@ def blueprint_domain(blueprint: TaskBlueprint) -> Domain:
 
 
 class SimulationContext:
-    """What one thread needs to run the model-facing stages: the domain, one long-lived event
-    loop, and (when a role is model-backed) the gateway and the invocation's budget."""
+    """What the model-facing stages of a process need: the domain, one long-lived event loop
+    running on a thread of its own, the gate that bounds the episodes (and judge calls) in flight
+    over every batch that uses the context, and (when a role is model-backed) the gateway and the
+    invocation's budget. ``share``: how many processes split the configured concurrency."""
 
     def __init__(self, config: RunConfig, domain: Domain, budget: Budget | None = None,
                  share: int = 1) -> None:
         self.domain = domain
         self.loop = asyncio.new_event_loop()
         sim = config.simulation
-        # a build's concurrency is split across the threads or processes that simulate
         self.concurrency = max(1, -(-sim.concurrency // share))
+        self.gate = asyncio.Semaphore(self.concurrency)  # binds to the loop on first use
         self.budget: Budget | None = None
         self.gateway: Gateway | None = None
         self.closed = False
+        self.users = 0  # batches running on it now (``process_context``)
+        self._thread = threading.Thread(target=self.loop.run_forever, name="trajforge-episodes",
+                                        daemon=True)
+        self._thread.start()
         if config.uses_models():
             from trajforge.simulation import llm
 
@@ -95,26 +108,37 @@ class SimulationContext:
             self.gateway = llm.Gateway(sim.gateway, self.budget, random.Random(config.domain.seed),
                                        concurrency=self.concurrency)
 
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Run ``coroutine`` on the context's loop and wait for its result (from any thread but
+        the loop's own)."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+
     def exhausted(self) -> bool:
         return self.budget is not None and self.budget.exhausted()
 
     def close(self) -> None:
-        """Shut the loop down as ``asyncio.run`` would: close the clients, cancel what is left."""
+        """Shut the loop down as ``asyncio.run`` would (close the clients, cancel what is left),
+        then stop its thread."""
         if self.closed:
             return
         self.closed = True
-        loop = self.loop
         try:
-            if self.gateway is not None:
-                loop.run_until_complete(self.gateway.aclose())
-            pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
-            for task in pending:
-                task.cancel()
-            if pending:
-                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-            loop.run_until_complete(loop.shutdown_asyncgens())
+            self.run(self._shutdown())
         finally:
-            loop.close()
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join()
+            self.loop.close()
+
+    async def _shutdown(self) -> None:
+        if self.gateway is not None:
+            await self.gateway.aclose()
+        current = asyncio.current_task()
+        pending = [t for t in asyncio.all_tasks() if t is not current and not t.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+        await self.loop.shutdown_asyncgens()
 
 
 def invocation_budget(config: RunConfig, invocation: str, spent_usd: float) -> Budget | None:
@@ -135,30 +159,43 @@ def invocation_budget(config: RunConfig, invocation: str, spent_usd: float) -> B
     return budget
 
 
-def thread_context(config: RunConfig, invocation: str = "", budget: Budget | None = None) -> SimulationContext:
-    """This thread's simulation context for the invocation, built on first use. Contexts of
-    scripted runs hold only a loop and are kept for the thread's life; a model-backed one
-    belongs to its invocation, and is closed by ``release_invocation`` (or, on a long-lived
-    worker, when the same thread next works for another invocation). ``budget``: the
-    invocation's (``invocation_budget``), for a model-backed run."""
+def concurrency_share(runner: str, workers: int) -> int:
+    """How many processes split a build's ``simulation.concurrency``: one for the ``threads``
+    runner (its batches share the process's context), ``workers`` for the others."""
+    return 1 if runner == "threads" else max(1, workers)
+
+
+@contextmanager
+def process_context(config: RunConfig, invocation: str = "", budget: Budget | None = None,
+                    share: int = 1) -> Iterator[SimulationContext]:
+    """This process's simulation context for the invocation, built on first use and held for the
+    ``with`` block. Contexts of scripted runs hold no model state and are kept for the process's
+    life; a model-backed one belongs to its invocation, and is closed by ``release_invocation``
+    (or, on a long-lived worker, once no batch uses it and a batch of another invocation starts).
+    ``budget``: the invocation's (``invocation_budget``), for a model-backed run; ``share``:
+    ``concurrency_share``."""
     models = config.uses_models()
-    thread = threading.get_ident()
     owner = invocation if models else ""
     # what the context depends on: the domain, the concurrency share and (with models) the rest
     what = (config.model_dump_json(exclude={"store", "orchestration", "diversity"}) if models
             else config.domain.model_dump_json())
-    key = (owner, thread, f"{what}:{config.simulation.concurrency}:{config.store.workers}")
+    key = (owner, f"{what}:{config.simulation.concurrency}:{share}")
     domain = config_domain(config)
     with _LOCK:
         ctx = _CONTEXTS.get(key)
-        # this thread is here, so its contexts of other invocations are idle: close them
-        stale = [k for k in _CONTEXTS if k[1] == thread and k[0] and k[0] != owner]
+        # contexts of other invocations that no batch uses are done with: close them
+        stale = [k for k, c in _CONTEXTS.items() if k[0] and k[0] != owner and not c.users]
         stale_contexts = [_CONTEXTS.pop(k) for k in stale]
         if ctx is None:
-            ctx = _CONTEXTS[key] = SimulationContext(config, domain, budget, config.store.workers)
+            ctx = _CONTEXTS[key] = SimulationContext(config, domain, budget, share)
+        ctx.users += 1
     for old in stale_contexts:
         old.close()
-    return ctx
+    try:
+        yield ctx
+    finally:
+        with _LOCK:
+            ctx.users -= 1
 
 
 def release_invocation(invocation: str) -> None:

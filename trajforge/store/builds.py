@@ -39,8 +39,8 @@ from trajforge.simulation.batch import simulate_batch
 from trajforge.simulation.worker_state import (
     SimulationContext,
     invocation_budget,
+    process_context,
     release_invocation,
-    thread_context,
 )
 from trajforge.store.catalog import refresh_catalog, refresh_catalog_checked
 from trajforge.store.integrity import FileDamage
@@ -138,15 +138,17 @@ def settled_batch(store: RunStore, start: int, committed: ShardRecord | None,
 
 
 def compute_batch(config: RunConfig, start: int, stop: int, invocation: str = "",
-                  committed: ShardRecord | None = None) -> BatchSummary:
-    """One batch through every stage on this thread's context, its files written (not
-    committed), unless it is settled already (``settled_batch``)."""
+                  committed: ShardRecord | None = None, share: int = 1) -> BatchSummary:
+    """One batch through every stage on this process's context (of ``share`` processes that
+    split the concurrency), its files written (not committed), unless it is settled already
+    (``settled_batch``)."""
     store = RunStore(config.store.out, config.run_id())
     budget = budget_for(config, invocation)
     settled = settled_batch(store, start, committed, budget)
     if settled is not None:
         return settled
-    rows, summary = process_batch(config, start, stop, thread_context(config, invocation, budget))
+    with process_context(config, invocation, budget, share) as ctx:
+        rows, summary = process_batch(config, start, stop, ctx)
     if summary.stop > start:
         summary.shard = store.write_shard_files(start, summary.stop, batch_tables(rows))
     return summary
@@ -319,7 +321,7 @@ def _run_build(config: RunConfig, progress: Progress | None) -> BuildResult:
         with ProcessPoolExecutor(workers, mp_context=mp) as pool:
             def pooled(rng: Range, committed: ShardRecord | None, refresh: bool) -> PendingBatch:
                 return _InPool(pool.submit(compute_batch, config, rng[0], rng[1], invocation,
-                                           None if refresh else committed))
+                                           None if refresh else committed, workers))
 
             result = execute_build(config, store, pooled, invocation=invocation, runner="direct",
                                    flow_name=None, parameters=parameters, window=workers + 1,

@@ -51,7 +51,7 @@ def judge_batch(config: RunConfig, trajectories: list[Trajectory], verdicts: lis
     for verdict in verdicts:
         by_trajectory.setdefault(verdict.trajectory_id, []).append(verdict)
     by_id = {bp.id: bp for bp in blueprints}
-    judged, cost = ctx.loop.run_until_complete(_judge_all(
+    judged, cost = ctx.run(_judge_all(
         [(t, by_trajectory.get(t.id, [])) for t in trajectories], by_id, ctx, config))
     return JudgedBatch(judged, cost)
 
@@ -63,7 +63,7 @@ async def _judge_all(judged: list[tuple[Trajectory, list[Verdict]]], blueprints:
 
     gateway, judge = ctx.gateway, config.verification.judge
     assert gateway is not None and judge is not None
-    gate = asyncio.Semaphore(ctx.concurrency)
+    gate = ctx.gate  # shared with the episodes of every batch on the context
     ledgers: list[EpisodeLedger] = []
 
     async def one(trajectory: Trajectory, base: list[Verdict]) -> list[Verdict]:
