@@ -8,7 +8,8 @@ no test pays for a server start of its own except the ones about that start.
 
 ``managed_server_home``: builds that run with no server configured use the managed local server
 (``trajforge.flows.server``); for the session its folder is a temporary one (``XDG_STATE_HOME``,
-inherited by subprocesses), and whatever server the tests started there is stopped at the end,
+inherited by subprocesses), and whatever server (and warm build process, ``flows/warm.py``) the tests started there is
+stopped at the end,
 so none outlives the suite and nothing is written to the user's own state folder.
 """
 
@@ -23,6 +24,7 @@ import pytest
 @pytest.fixture(scope="session", autouse=True)
 def managed_server_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     from trajforge.flows.server import server_home, stop_server
+    from trajforge.flows.warm import stop_warm
 
     state = tmp_path_factory.mktemp("xdg-state")
     before = os.environ.get("XDG_STATE_HOME")
@@ -30,6 +32,7 @@ def managed_server_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[No
     try:
         yield
     finally:
+        stop_warm()
         stop_server(server_home())
         if before is None:
             os.environ.pop("XDG_STATE_HOME", None)

@@ -26,6 +26,14 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 err = Console(stderr=True)  # progress bar only
 out = Console()
 
+
+def fresh_consoles() -> None:
+    """New consoles for this process's terminal (a child of the warm process, flows/warm.py, was
+    imported by a process whose output was no terminal)."""
+    global err, out
+    err = Console(stderr=True)
+    out = Console()
+
 OutOption = Annotated[Path, typer.Option("--out", help="dataset folder (holds catalog.duckdb)")]
 
 
@@ -190,6 +198,10 @@ def build(
     _warn_damaged(result.damaged, cfg.store.out)
     with reading_damaged(True), _one_line():  # this run's rows; damage elsewhere is warned of above
         out.print(build_summary(cfg, result))
+    if cfg.orchestration.warm_process:
+        from trajforge.flows.warm import ensure_warm
+
+        ensure_warm(cfg.orchestration.server_idle_s)  # in the background, for the next build
 
 
 def _build_one_line(run: Any, verbose: bool) -> Any:
@@ -556,6 +568,11 @@ def server_status_command(config: ServerConfigOption = None) -> None:
     with _one_line():
         home = _server_home(config)
         info = server_status(home)
+    from trajforge.flows.warm import warm_status
+
+    warm = warm_status()
+    if warm is not None:
+        typer.echo(f"warm build process: pid {warm['pid']}, up {time.time() - warm['started_at']:.0f} s")
     if info is None:
         typer.echo(f"no managed Prefect server is running ({home})")
         return
@@ -565,12 +582,16 @@ def server_status_command(config: ServerConfigOption = None) -> None:
 
 @server_app.command("stop")
 def server_stop_command(config: ServerConfigOption = None) -> None:
-    """Stop the managed server now (the next build starts a new one)."""
+    """Stop the managed server and the warm build process now (the next build starts new ones)."""
     from trajforge.flows.server import stop_server
+    from trajforge.flows.warm import stop_warm
 
     with _one_line():
         home = _server_home(config)
+        warm = stop_warm()
         info = stop_server(home)
+    if warm is not None:
+        typer.echo(f"stopped the warm build process (pid {warm['pid']})")
     typer.echo(f"stopped the managed Prefect server (pid {info.pid})" if info is not None
                else f"no managed Prefect server was running ({home})")
 
@@ -916,12 +937,18 @@ def eval_command(
         json_out.write_text(json.dumps(summary_json(result), indent=1))
 
 
-def main() -> None:
+def main(use_warm: bool = True) -> None:
     """The console script: usage errors (a bad option value, an unknown command) as one line
-    too, rather than a usage box."""
-    # Prefect's SDK analytics send onboarding events from an interactive terminal on import
-    # unless told not to; nothing a build does may leave the machine (a user's own value wins)
-    os.environ.setdefault("DO_NOT_TRACK", "1")
+    too, rather than a usage box. ``trajforge build`` runs in a child of the warm process when
+    one serves this environment (flows/warm.py), unless ``use_warm`` is false."""
+    from trajforge.flows.warm import command_environment, run_warm
+
+    # nothing a build does may leave the machine: Prefect's analytics off (a user's own value wins)
+    os.environ.update(command_environment(os.environ))
+    if sys.argv[1:2] == ["build"] and use_warm:  # a warm process's child runs it itself
+        warm = run_warm(sys.argv)
+        if warm is not None:
+            sys.exit(warm)
     try:
         code = app(standalone_mode=False)
     except typer.TyperException as exc:  # typer's usage errors (its own click's ClickException)

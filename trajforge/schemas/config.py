@@ -170,7 +170,10 @@ class OrchestrationConfig(Record):
     server_home: str | None = Field(default=None, description="the managed server's folder; none: "
                                     "$XDG_STATE_HOME/trajforge/prefect (~/.local/state/trajforge/prefect)")
     server_idle_s: int = Field(default=900, ge=1, description="the managed server stops itself after this "
-                               "long without a build")
+                               "long without a build (and so does the warm process)")
+    warm_process: bool = Field(default=True, description="after the build, leave a warm process behind (one per "
+                               "user and Python environment, flows/warm.py) that the next `trajforge build` "
+                               "starts in; false: start none (one already running still serves)")
 
     @model_validator(mode="after")
     def _address_needs_cluster(self) -> OrchestrationConfig:
