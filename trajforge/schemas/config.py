@@ -6,7 +6,7 @@ import random
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from trajforge.schemas.base import Record
 from trajforge.schemas.ids import content_id
@@ -51,6 +51,9 @@ class DomainConfig(Record):
         return random.Random(f"domain-mix:{self.seed}:{index}").choices(self.names, weights)[0]
 
 
+ModelTransport = Literal["auto", "litellm", "openai"]
+
+
 class ModelConfig(Record):
     """A model any litellm provider can serve. The API key is read at call time from the
     environment variable ``api_key_env`` names (or litellm's provider default); it is never
@@ -58,6 +61,12 @@ class ModelConfig(Record):
 
     model: str = Field(min_length=1, description="a litellm model string, e.g. openai/gpt-4.1-mini")
     api_base: str | None = Field(default=None, description="an OpenAI-compatible server (vllm serve, ...)")
+    transport: ModelTransport = Field(
+        default="auto", description="how calls reach the model: 'litellm' (any provider); 'openai', "
+        "a direct POST to {api_base}/chat/completions (needs api_base; an openai/ or hosted_vllm/ "
+        "prefix is stripped from the model name); 'auto', 'openai' when api_base is on loopback, "
+        "localhost or a private network (RFC 1918, link-local) and the model string has no provider "
+        "prefix or openai/ or hosted_vllm/ (a self-hosted server), else 'litellm'")
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_tokens: int | None = Field(default=None, ge=1)
@@ -67,6 +76,14 @@ class ModelConfig(Record):
     input_cost_per_token: float | None = Field(default=None, ge=0,
                                                description="price, for models litellm cannot price")
     output_cost_per_token: float | None = Field(default=None, ge=0)
+
+    @field_validator("transport")
+    @classmethod
+    def _direct_needs_api_base(cls, transport: ModelTransport, info: ValidationInfo) -> ModelTransport:
+        if transport == "openai" and not info.data.get("api_base"):
+            raise ValueError("transport 'openai' calls {api_base}/chat/completions: set api_base, "
+                             "or use 'auto' or 'litellm'")
+        return transport
 
 
 class ProposerConfig(Record):
@@ -183,7 +200,7 @@ class OrchestrationConfig(Record):
 
 
 # where and how fast models are reached does not change what a run is
-_MODEL_OPERATIONAL = {"api_base", "api_key_env", "rpm", "tpm", "input_cost_per_token",
+_MODEL_OPERATIONAL = {"api_base", "api_key_env", "transport", "rpm", "tpm", "input_cost_per_token",
                       "output_cost_per_token"}
 _OPERATIONAL: dict[str, Any] = {"concurrency": True, "gateway": True,
                                    "agent_model": _MODEL_OPERATIONAL,
