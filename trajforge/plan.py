@@ -4,8 +4,8 @@ calling any model.
 The estimate simulates a small sample of the config's blueprints with the scripted policies
 (offline, in milliseconds) and counts, per role, the calls and the tokens each call would send
 and receive (characters / 4, the usual rule of thumb), then scales to the run. Prices come from
-the model's ``ModelConfig`` or litellm's bundled price map; a model with no known price is shown
-as unknown, never as free.
+the model's ``ModelConfig`` or, for a model reached through litellm, litellm's bundled price map;
+a model with no known price is shown as unknown, never as free.
 """
 
 from __future__ import annotations
@@ -57,6 +57,10 @@ class Plan:
 def _prices(model: ModelConfig) -> tuple[float | None, float | None]:
     if model.input_cost_per_token is not None or model.output_cost_per_token is not None:
         return model.input_cost_per_token or 0.0, model.output_cost_per_token or 0.0
+    from trajforge.simulation.openai_http import transport_of
+
+    if transport_of(model) == "openai":  # the build prices a direct call only as configured
+        return None, None
     try:
         from trajforge.simulation.llm import _import_litellm
 

@@ -1,6 +1,13 @@
 """The one LLM gateway. Every model call in trajforge goes through ``Gateway.complete``, and this
 is the only module that imports litellm.
 
+Two transports carry the calls (``ModelConfig.transport``, resolved per call by
+``openai_http.transport_of``): **litellm**, for any provider, and the **direct** one
+(``openai_http``), a plain ``POST {api_base}/chat/completions`` for self-hosted OpenAI-compatible
+servers, about seven times cheaper in client CPU per call (``benchmarks/results/transport_cpu.md``).
+litellm is imported on the first call that needs it, so a build whose models are all served
+directly never imports it (and does not wait seconds for it before its first call).
+
 What it guarantees, whatever the provider does:
 
 - **A wall-clock deadline on every call**, enforced by the event loop (``asyncio.wait_for``),
@@ -15,7 +22,7 @@ What it guarantees, whatever the provider does:
 - **Rate limits** per model (requests and tokens per minute, per process).
 - **Token and cost accounting** per role and episode, and a run-wide ``Budget``. A model litellm
   cannot price (and that has no price in its ``ModelConfig``) is recorded as unknown (``None``),
-  never as zero.
+  never as zero; so is a direct call without configured prices.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +42,13 @@ from typing import Any
 from trajforge.errors import TRANSIENT, FailureKind, LLMCallError, LLMFailure  # noqa: F401
 from trajforge.schemas.config import GatewayConfig, ModelConfig
 from trajforge.schemas.trajectory import RoleUsage
+from trajforge.simulation.openai_http import (
+    OpenAIClient,
+    http_failure,
+    retry_after_s,
+    served_name,
+    transport_of,
+)
 
 # a truncated answer is deterministic at temperature 0: one more try, then it is used as it is
 _MAX_LENGTH_RETRIES = 1
@@ -264,20 +278,30 @@ def classify_exception(exc: BaseException) -> LLMCallError:
     names = {c.__name__ for c in type(exc).__mro__}
     status = getattr(exc, "status_code", None)
     text = str(exc).splitlines()[0][:300] if str(exc) else name
+    # litellm's own classes first: it has read the provider's message (and its connection
+    # errors carry a status of 500)
     if "ContextWindowExceededError" in names:
         return LLMCallError("context_window", text)
     if "ContentPolicyViolationError" in names:
         return LLMCallError("content_filter", text)
-    if "RateLimitError" in names or status == 429:
+    if "RateLimitError" in names:
         return LLMCallError("rate_limit", text, _retry_after(exc))
-    if "AuthenticationError" in names or "PermissionDeniedError" in names or status in (401, 403):
+    if "AuthenticationError" in names or "PermissionDeniedError" in names:
         return LLMCallError("auth", text)
-    if "Timeout" in names or "APITimeoutError" in names or status in (408, 504):
+    if "Timeout" in names or "APITimeoutError" in names:
         return LLMCallError("timeout", text)
     if "APIConnectionError" in names or isinstance(exc, ConnectionError | OSError):
         return LLMCallError("connection", text)
-    if isinstance(status, int) and status >= 500 or {"InternalServerError",
-                                                     "ServiceUnavailableError"} & names:
+    # litellm reports a refused connection and a body that is not JSON as a 500 of its own: what
+    # it wraps says what happened, so both transports give the same kind for the same server
+    causes = _cause_names(exc)
+    if "JSONDecodeError" in causes:
+        return LLMCallError("malformed", text)
+    if {"APIConnectionError", "ConnectError", "ConnectionError"} & causes:
+        return LLMCallError("connection", text)
+    if isinstance(status, int):  # the same mapping as the direct transport's
+        return http_failure(status, text, _headers(exc))
+    if {"InternalServerError", "ServiceUnavailableError"} & names:
         return LLMCallError("server_error", text, _retry_after(exc))
     if "BadRequestError" in names or "NotFoundError" in names or "UnprocessableEntityError" in names:
         return LLMCallError("bad_request", text)
@@ -286,17 +310,27 @@ def classify_exception(exc: BaseException) -> LLMCallError:
     return LLMCallError("bad_request", f"{name}: {text}")
 
 
-def _retry_after(exc: BaseException) -> float | None:
+def _cause_names(exc: BaseException) -> set[str]:
+    """The class names (bases included) of the exceptions ``exc`` was raised from."""
+    names: set[str] = set()
+    seen = {id(exc)}
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        names.update(c.__name__ for c in type(cause).__mro__)
+        cause = cause.__cause__ or cause.__context__
+    return names
+
+
+def _headers(exc: BaseException) -> Any:
     headers = getattr(exc, "litellm_response_headers", None)
     if headers is None:
         headers = getattr(getattr(exc, "response", None), "headers", None)
-    if not headers:
-        return None
-    value = headers.get("retry-after") or headers.get("Retry-After")
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None
+    return headers
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    return retry_after_s(_headers(exc))
 
 
 # --- the gateway --------------------------------------------------------------------------------
@@ -307,7 +341,8 @@ def _import_litellm() -> Any:
     try:
         import litellm
     except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ImportError("model-backed roles need litellm: pip install 'trajforge[llm]'") from exc
+        raise ImportError("this model's calls go through litellm: pip install 'trajforge[llm]' (a "
+                          "self-hosted OpenAI-compatible server needs no extra: transport 'openai')") from exc
     litellm.suppress_debug_info = True
     litellm.telemetry = False
     return litellm
@@ -321,9 +356,11 @@ class Gateway:
         self.config = config
         self.budget = budget
         self.rng = rng or random.Random(0)
+        self._concurrency = concurrency
         self._gate = asyncio.Semaphore(concurrency)  # calls in flight, so a slow provider
         self._limiters: dict[str, RateLimiter] = {}  # cannot pile up unbounded sockets
-        self._litellm = _import_litellm()
+        self._litellm: Any = None  # imported by the first call that goes through it
+        self._direct: OpenAIClient | None = None  # made by the first direct call, on this loop
 
     def _limiter(self, model: ModelConfig) -> RateLimiter | None:
         if not (model.rpm or model.tpm):
@@ -333,29 +370,74 @@ class Gateway:
             self._limiters[key] = RateLimiter(model.rpm, model.tpm)
         return self._limiters[key]
 
-    def _kwargs(self, model: ModelConfig) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"model": model.model, "num_retries": 0, "max_retries": 0}
-        if model.api_base:
-            kwargs["api_base"] = model.api_base
+    def _litellm_module(self) -> Any:
+        if self._litellm is None:
+            self._litellm = _import_litellm()
+        return self._litellm
+
+    def _direct_client(self) -> OpenAIClient:
+        if self._direct is None:
+            self._direct = OpenAIClient(max_connections=self._concurrency)
+        return self._direct
+
+    @staticmethod
+    def _api_key(model: ModelConfig) -> str | None:
         key = os.environ.get(model.api_key_env) if model.api_key_env else None
         if key:
-            kwargs["api_key"] = key
-        elif model.api_base and not model.api_key_env:
+            return key
+        if model.api_base and not model.api_key_env:
             # local OpenAI-compatible servers usually take any key; the SDK insists on one
-            kwargs["api_key"] = os.environ.get("OPENAI_API_KEY") or "no-key"
+            return os.environ.get("OPENAI_API_KEY") or "no-key"
+        return None
+
+    @staticmethod
+    def _request(model: ModelConfig, messages: list[dict[str, Any]], tools: Sequence[dict[str, Any]] | None,
+                 tool_choice: Any, n: int) -> dict[str, Any]:
+        """The fields of the request that both transports send alike."""
+        request: dict[str, Any] = {"messages": messages}
+        if tools:
+            request["tools"] = list(tools)
+            if tool_choice is not None:
+                request["tool_choice"] = tool_choice
+        if n > 1:
+            request["n"] = n
         if model.temperature is not None:
-            kwargs["temperature"] = model.temperature
+            request["temperature"] = model.temperature
         if model.max_tokens is not None:
-            kwargs["max_tokens"] = model.max_tokens
+            request["max_tokens"] = model.max_tokens
         if model.logprobs:
-            kwargs["logprobs"] = True
-            kwargs["top_logprobs"] = 5
-        return kwargs
+            request["logprobs"] = True
+            request["top_logprobs"] = 5
+        return request
+
+    def _sender(self, model: ModelConfig, request: dict[str, Any],
+                headers: dict[str, str] | None) -> Callable[[float], Awaitable[Any]]:
+        """One attempt of the call, given its timeout, on the model's transport."""
+        if transport_of(model) == "openai":
+            assert model.api_base is not None  # the config's validator and the rule see to it
+            client, api_base = self._direct_client(), model.api_base
+            body = {"model": served_name(model.model), **request}
+            # litellm falls back to OPENAI_API_KEY when api_key_env names an unset variable
+            api_key = self._api_key(model) or os.environ.get("OPENAI_API_KEY")
+            return lambda timeout: client.chat(api_base, body, api_key=api_key, headers=headers,
+                                               timeout=timeout)
+        litellm = self._litellm_module()
+        kwargs: dict[str, Any] = {"model": model.model, "num_retries": 0, "max_retries": 0, **request}
+        if model.api_base:
+            kwargs["api_base"] = model.api_base
+        api_key = self._api_key(model)
+        if api_key:
+            kwargs["api_key"] = api_key
+        if headers:
+            kwargs["extra_headers"] = headers
+        return lambda timeout: litellm.acompletion(timeout=timeout, **kwargs)
 
     def _cost(self, model: ModelConfig, response: Any, prompt: int, completion: int) -> float | None:
         if model.input_cost_per_token is not None or model.output_cost_per_token is not None:
             return (prompt * (model.input_cost_per_token or 0.0)
                     + completion * (model.output_cost_per_token or 0.0))
+        if isinstance(response, dict):  # a direct call: a self-hosted server has no list price
+            return None
         # litellm prices every response it returns (in its hidden params); a model it cannot
         # price gets None there, which stays unknown, never zero
         hidden = getattr(response, "_hidden_params", None) or {}
@@ -363,7 +445,7 @@ class Gateway:
             cost = hidden.get("response_cost")
             return float(cost) if cost is not None else None
         try:
-            return float(self._litellm.completion_cost(completion_response=response))
+            return float(self._litellm_module().completion_cost(completion_response=response))
         except Exception:  # noqa: BLE001 - litellm raises for models it cannot price: unknown, not zero
             return None
 
@@ -380,16 +462,7 @@ class Gateway:
                        headers: dict[str, str] | None = None) -> Completion:
         """One logical call: attempts until a good answer, a permanent error or the deadline."""
         book = ledger.role(role)
-        kwargs = self._kwargs(model)
-        kwargs["messages"] = messages
-        if tools:
-            kwargs["tools"] = list(tools)
-            if tool_choice is not None:
-                kwargs["tool_choice"] = tool_choice
-        if n > 1:
-            kwargs["n"] = n
-        if headers:
-            kwargs["extra_headers"] = headers
+        send = self._sender(model, self._request(model, messages, tools, tool_choice, n), headers)
         limiter = self._limiter(model)
         estimate = sum(len(str(m.get("content") or "")) for m in messages) // 4 + (model.max_tokens or 256)
         attempt = 0
@@ -406,8 +479,7 @@ class Gateway:
                 if limiter is not None:
                     await asyncio.wait_for(limiter.acquire(estimate), timeout)
                 async with self._gate:
-                    response = await asyncio.wait_for(
-                        self._litellm.acompletion(timeout=timeout, **kwargs), timeout)
+                    response = await asyncio.wait_for(send(timeout), timeout)
                 choices, prompt, completion = parse_response(response)
                 if all(not c.content and not c.tool_calls for c in choices):
                     raise LLMCallError("empty", "the answer has neither text nor tool calls")
@@ -443,30 +515,41 @@ class Gateway:
                               cost_usd=cost)
 
     async def aclose(self) -> None:
-        """Close litellm's cached async HTTP clients before the loop ends."""
-        try:
-            from litellm.llms.custom_httpx.async_client_cleanup import (
-                close_litellm_async_clients,
-            )
-        except ImportError:  # pragma: no cover - moved in some litellm releases
-            return
-        try:
-            await close_litellm_async_clients()
-        except Exception:  # noqa: BLE001 - best effort at shutdown
-            pass
-        try:  # litellm's background logging worker lives on this loop too
-            from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+        """Close the direct transport's connections, and litellm's cached async HTTP clients
+        when a call went through litellm, before the loop ends."""
+        if self._direct is not None:
+            direct, self._direct = self._direct, None
+            await direct.aclose()
+        if self._litellm is not None:
+            await _close_litellm()
 
-            await GLOBAL_LOGGING_WORKER.stop(discard_pending=True, timeout=2.0)
-        except Exception:  # noqa: BLE001 - absent in some releases; best effort at shutdown
-            pass
+
+async def _close_litellm() -> None:
+    try:
+        from litellm.llms.custom_httpx.async_client_cleanup import (
+            close_litellm_async_clients,
+        )
+    except ImportError:  # pragma: no cover - moved in some litellm releases
+        return
+    try:
+        await close_litellm_async_clients()
+    except Exception:  # noqa: BLE001 - best effort at shutdown
+        pass
+    try:  # litellm's background logging worker lives on this loop too
+        from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+
+        await GLOBAL_LOGGING_WORKER.stop(discard_pending=True, timeout=2.0)
+    except Exception:  # noqa: BLE001 - absent in some releases; best effort at shutdown
+        pass
 
 
 def quiet_provider_logs() -> None:
-    """Keep litellm's own logging out of the user's terminal: every failure it would print is
-    classified and recorded in the trajectory (retries, error) instead."""
+    """Keep litellm's and the HTTP clients' own logging out of the user's terminal: every
+    failure they would print is classified and recorded in the trajectory (retries, error)
+    instead. It imports nothing, so a build that never needs litellm never loads it: litellm
+    adds its handlers at import but leaves these levels alone (but httpx's, which it lowers to
+    WARNING, above anything httpx logs), so they hold whenever it is imported later."""
     import logging
 
-    _import_litellm()
     for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx", "openai"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
