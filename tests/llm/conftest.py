@@ -1,4 +1,5 @@
-"""Loopback HTTP servers for the LLM tests: real sockets, real litellm, no network.
+"""Loopback HTTP servers for the LLM tests: real sockets, real litellm (and the direct transport),
+no network.
 
 ``script_server`` answers each request with the next behaviour queued for its model, so a
 test states exactly what the "provider" does. ``policy_endpoint`` runs ``trajforge
@@ -19,9 +20,9 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 pytest.importorskip("litellm")
-from aiohttp import web  # noqa: E402  (a litellm dependency)
+from aiohttp import web
 
-from trajforge.simulation.serve_process import PolicyServerProcess  # noqa: E402
+from trajforge.simulation.serve_process import PolicyServerProcess
 
 
 def ok(content: str | None = "hello", tool_calls: list[dict[str, Any]] | None = None,
@@ -48,6 +49,8 @@ class ScriptServer:
         self.queues: dict[str, deque[dict[str, Any]]] = defaultdict(deque)
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.peers: list[Any] = []  # the client's (host, port) per request: one per connection
+        self.connections: list[asyncio.BaseTransport] = []  # every connection a request came on
         self.default = ok()
         self.url = ""
         self._loop = asyncio.new_event_loop()
@@ -64,6 +67,9 @@ class ScriptServer:
         body = await request.json()
         self.requests.append(body)
         self.headers.append(dict(request.headers))
+        self.peers.append(request.transport.get_extra_info("peername") if request.transport else None)
+        if request.transport is not None and request.transport not in self.connections:
+            self.connections.append(request.transport)
         queue = self.queues[body.get("model", "")]
         behaviour = queue.popleft() if queue else self.default
         if behaviour.get("delay_s"):
@@ -87,7 +93,7 @@ class ScriptServer:
         self._ready.set()
         self._loop.run_forever()
 
-    def start(self) -> "ScriptServer":
+    def start(self) -> ScriptServer:
         self._thread.start()
         self._ready.wait(10)
         return self

@@ -1,4 +1,5 @@
-"""Whole LLM-mode builds through litellm over real HTTP, against ``trajforge serve-policy``."""
+"""Whole LLM-mode builds over real HTTP against ``trajforge serve-policy``: through litellm, and
+through the direct transport that ``auto`` picks for a loopback server."""
 
 from __future__ import annotations
 
@@ -24,15 +25,15 @@ OTHER_SECRET = "tf-other-SECRET-77d2e0"
 def write_config(folder: Path, n: int, url: str = "http://127.0.0.1:9/v1", *,
                  agents: list[str] | None = None, user_model: bool = True,
                  gateway: dict[str, Any] | None = None, agent_extra: dict[str, Any] | None = None,
-                 name: str = "run.yaml") -> Path:
+                 name: str = "run.yaml", transport: str = "auto") -> Path:
     simulation: dict[str, Any] = {
         "agents": agents or ["llm"], "concurrency": 64,
-        "agent_model": {"model": "openai/oracle", "api_base": url, **(agent_extra or {})},
+        "agent_model": {"model": "openai/oracle", "api_base": url, "transport": transport, **(agent_extra or {})},
         "gateway": {"call_timeout_s": 10, "episode_timeout_s": 300, "backoff_initial_s": 0.05,
                     "backoff_max_s": 0.5, **(gateway or {})},
     }
     if user_model:
-        simulation["user_model"] = {"model": "openai/user", "api_base": url}
+        simulation["user_model"] = {"model": "openai/user", "api_base": url, "transport": transport}
     path = folder / name
     path.write_text(yaml.safe_dump({"domain": {"size": 80}, "generation": {"n_blueprints": n},
                                     "simulation": simulation}))
@@ -46,11 +47,12 @@ def build(config: Path, out: Path, **overrides: Any):
     return build_flow(load_config(config, values), quiet=True)
 
 
+@pytest.mark.parametrize("transport", ["litellm", "auto"])  # auto: the direct transport, for loopback
 def test_llm_build_against_the_oracle_endpoint_passes_like_the_scripted_build(
-        tmp_path: Path, policy_endpoint, prefect_api: str) -> None:
+        tmp_path: Path, policy_endpoint, prefect_api: str, transport: str) -> None:
     config = write_config(tmp_path, 30)
     endpoint = policy_endpoint(config)
-    config = write_config(tmp_path, 30, endpoint.url)
+    config = write_config(tmp_path, 30, endpoint.url, transport=transport)
     llm = build(config, tmp_path / "llm")
     scripted = build_flow(load_config(None, {"store.out": str(tmp_path / "scripted"),
                                              "generation.n_blueprints": 30, "domain.size": 80,
