@@ -34,11 +34,12 @@ WARM_MODULES = (
     "trajforge.cli", "trajforge.config", "trajforge.reporting", "trajforge.flows.build",
     "trajforge.flows.runtime", "trajforge.flows.logs", "trajforge.store.builds", "trajforge.store.catalog",
     "trajforge.store.integrity", "trajforge.curation", "trajforge.simulation.llm",
-    "trajforge.simulation.llm_agent", "trajforge.simulation.llm_user", "trajforge.environments.registry",
+    "trajforge.simulation.llm_agent", "trajforge.simulation.llm_user", "trajforge.simulation.openai_http",
+    "trajforge.environments.registry",
     "prefect.task_runners", "prefect.transactions", "pyarrow.parquet", "pandas", "duckdb", "httpx",
     "rich.progress",
 )
-OPTIONAL_MODULES = ("litellm",)  # the [llm] extra, when installed
+OPTIONAL_MODULES = ("litellm", "aiohttp")  # the [llm] extra, when installed
 POLL_S = 1.0
 
 
