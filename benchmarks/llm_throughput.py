@@ -8,7 +8,8 @@ fixed latency per answer (100 ms by default), at the same concurrency, in the sa
   episodes of the same blueprints, with the episode header, so the server does the same work);
   the requests are prepared before the clock starts.
 - **build**: ``trajforge build`` with the oracle agent and the scripted user served by the
-  endpoint (both roles through litellm), with 1 and with 2 simulation processes.
+  endpoint (both roles through litellm; ``--transport auto`` puts them on the gateway's direct
+  transport instead), with 1 and with 2 simulation processes.
 
 Each phase gets a freshly started server (its answers are cached per episode). Reported: model
 calls per second, the build's rate as a share of the bare rate, client CPU per call (all client
@@ -53,15 +54,16 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 TRAJFORGE = [sys.executable, "-m", "trajforge.cli"]
 
 
-def write_config(folder: Path, episodes: int, concurrency: int, api_base: str) -> Path:
+def write_config(folder: Path, episodes: int, concurrency: int, api_base: str,
+                 transport: str = "litellm") -> Path:
     import yaml
 
     config = {
         "generation": {"n_blueprints": episodes},
         "simulation": {
             "agents": ["llm"], "concurrency": concurrency,
-            "agent_model": {"model": "openai/oracle", "api_base": api_base},
-            "user_model": {"model": "openai/user", "api_base": api_base},
+            "agent_model": {"model": "openai/oracle", "api_base": api_base, "transport": transport},
+            "user_model": {"model": "openai/user", "api_base": api_base, "transport": transport},
             "gateway": {"call_timeout_s": 60, "episode_timeout_s": 1800},
         },
     }
@@ -258,7 +260,8 @@ def render(payload: dict[str, Any]) -> str:
     lines = [f"# LLM-mode build vs bare litellm ({payload['date']})", "",
              f"Command: `{payload['command']}`", "",
              f"{payload['episodes']} episodes (blueprints, one LLM-agent episode each; agent and user "
-             f"both served by `trajforge serve-policy` through litellm over HTTP), server latency "
+             f"both served by `trajforge serve-policy` over HTTP, the build's calls through transport "
+             f"{payload.get('transport', 'litellm')}), server latency "
              f"{payload['latency_ms']:g} ms, concurrency {payload['concurrency']}. Each phase had a "
              "freshly started server.", "",
              "| phase | processes | model calls | wall s | calls/s | share of bare rate | client CPU ms/call | server CPU ms/call |",
@@ -309,6 +312,8 @@ def main() -> None:
     parser.add_argument("--config", type=Path)
     parser.add_argument("--url")
     parser.add_argument("--stem", default="llm_throughput")
+    parser.add_argument("--transport", choices=["litellm", "auto", "openai"], default="litellm",
+                        help="the build's models' transport (auto and openai: the direct one, for loopback)")
     args = parser.parse_args()
     if args.phase == "bare":
         print(json.dumps(bare_phase(args.config, args.url, args.concurrency)))
@@ -320,7 +325,7 @@ def main() -> None:
         os.environ["XDG_STATE_HOME"] = str(scratch / "state")
         subprocess.run([*TRAJFORGE, "build", "--n", "4", "--out", str(scratch / "warm"), "--quiet"],
                        check=True, capture_output=True, text=True)
-        config = write_config(scratch, args.episodes, args.concurrency, "http://127.0.0.1:1/v1")
+        config = write_config(scratch, args.episodes, args.concurrency, "http://127.0.0.1:1/v1", args.transport)
         bare = derive(run_bare(config, args.latency_ms, args.concurrency))
         print("bare", json.dumps(bare), flush=True)
         builds = []
@@ -332,7 +337,8 @@ def main() -> None:
 
         stop_server(server_home())
     payload = {"date": utc_now(), "command": command_line(), "episodes": args.episodes,
-               "concurrency": args.concurrency, "latency_ms": args.latency_ms, "bare": bare,
+               "concurrency": args.concurrency, "latency_ms": args.latency_ms, "transport": args.transport,
+               "bare": bare,
                "builds": builds, "load_avg_at_end": os.getloadavg(), "machine": machine_info()}
     md, js = write_results(args.stem, payload, render(payload), RESULTS)
     print(f"wrote {md} and {js}")
