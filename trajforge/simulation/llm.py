@@ -4,7 +4,7 @@ is the only module that imports litellm.
 Two transports carry the calls (``ModelConfig.transport``, resolved per call by
 ``openai_http.transport_of``): **litellm**, for any provider, and the **direct** one
 (``openai_http``), a plain ``POST {api_base}/chat/completions`` for self-hosted OpenAI-compatible
-servers, about seven times cheaper in client CPU per call (``benchmarks/results/transport_cpu.md``).
+servers, about six times cheaper in client CPU per call (``benchmarks/results/transport_cpu.md``).
 litellm is imported on the first call that needs it, so a build whose models are all served
 directly never imports it (and does not wait seconds for it before its first call).
 

@@ -11,9 +11,9 @@ path's ``classify_exception`` uses too.
 The HTTP library was chosen by measurement (``benchmarks/transport_cpu.py``, results in
 ``benchmarks/results/transport_cpu.md``): client CPU per call, 2,000 calls at concurrency 64
 against a loopback server, on this project's 2-core machine, medians of 3 interleaved rounds:
-aiohttp 0.23 ms, httpx 5.93 ms (httpcore's pool rescans every queued request against every
-connection on each request and answer, so its cost grows with the concurrency: 1.4 ms at 8),
-bare ``litellm.acompletion`` 4.65 ms; through the gateway, this transport 0.70 ms against 4.94 ms
+aiohttp 0.25 ms, httpx 5.65 ms (httpcore's pool scans every queued request against every
+connection on each request and answer, so its cost grows with the concurrency: 1.20 ms at 8),
+bare ``litellm.acompletion`` 5.67 ms; through the gateway, this transport 0.88 ms against 5.30 ms
 through litellm. aiohttp is far more than 30% cheaper, so it is used, although httpx is a core
 dependency (through Prefect) and aiohttp comes with the ``[llm]`` extra (litellm's own transport
 is aiohttp): a model-backed build needs that extra either way, as before.
