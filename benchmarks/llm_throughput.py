@@ -320,8 +320,8 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory(prefix="tf-llm-bench-") as tmp:
         scratch = Path(tmp)
-        # a warm machine: the managed Prefect server of the benchmark's own state folder, started
-        # by a scripted build before the clock (stopped at the end)
+        # a warm machine: the managed Prefect server of the benchmark's own state folder and the
+        # warm build process, both left by a scripted build before the clock (stopped at the end)
         os.environ["XDG_STATE_HOME"] = str(scratch / "state")
         subprocess.run([*TRAJFORGE, "build", "--n", "4", "--out", str(scratch / "warm"), "--quiet"],
                        check=True, capture_output=True, text=True)
@@ -334,7 +334,9 @@ def main() -> None:
             print("build", json.dumps(build), flush=True)
             builds.append(build)
         from trajforge.flows.server import server_home, stop_server
+        from trajforge.flows.warm import stop_warm
 
+        stop_warm()  # the warm build process the first build left behind (flows/warm.py)
         stop_server(server_home())
     payload = {"date": utc_now(), "command": command_line(), "episodes": args.episodes,
                "concurrency": args.concurrency, "latency_ms": args.latency_ms, "transport": args.transport,
