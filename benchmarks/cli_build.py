@@ -10,7 +10,8 @@ memory (RSS) of:
   descendant of either (the runner's worker processes);
 - **the shared processes**: the managed Prefect server and the warm process, which outlive the
   command and serve every build (each reported on its own);
-- and counts the Prefect server processes alive (a build must use one, never start several).
+- and counts the Prefect servers the build uses: the managed one, plus any server process among
+  the build's own processes (a build must use one, never start several).
 
 Episodes are counted from the catalog. Load averages are recorded before each run.
 
@@ -44,13 +45,14 @@ def _cmd(proc: Any) -> str:
 
 
 class Sampler(threading.Thread):
-    def __init__(self, client: int, warm_pid: int | None) -> None:
+    def __init__(self, client: int, warm_pid: int | None, server_pid: int | None) -> None:
         super().__init__(daemon=True)
         import psutil
 
         self.psutil = psutil
         self.client = psutil.Process(client)
         self.warm = psutil.Process(warm_pid) if warm_pid else None
+        self.server = psutil.Process(server_pid) if server_pid else None
         self.known_children = {c.pid for c in self.warm.children()} if self.warm else set()
         self.stop_event = threading.Event()
         self.peak_build = 0
@@ -87,14 +89,13 @@ class Sampler(threading.Thread):
                 pass
         build_rss, build_procs = self._rss(build)
         shared = {}
-        servers = 0
-        for proc in ps.process_iter():
-            cmd = _cmd(proc)
-            if "trajforge.flows.server_process" in cmd or ("prefect" in cmd and " server start" in cmd):
-                servers += 1
-                shared["managed Prefect server"] = self._rss([proc])[0]
-            elif "trajforge.flows.warm_process" in cmd:
-                shared["warm process"] = self._rss([proc])[0]
+        if self.server is not None:
+            shared["managed Prefect server"] = self._rss([self.server])[0]
+        if self.warm is not None:
+            shared["warm process"] = self._rss([self.warm])[0]
+        # Prefect servers this build uses: the managed one, and any the build's processes started
+        servers = (self.server is not None) + sum(
+            1 for proc in build if "uvicorn" in _cmd(proc) or "server_process" in _cmd(proc))
         self.max_servers = max(self.max_servers, servers)
         if build_rss > self.peak_build:
             self.peak_build, self.peak_build_procs = build_rss, build_procs
@@ -136,7 +137,10 @@ def one_build(root: Path, name: str, n: int, workers: int, runner: str, shard: i
     proc = subprocess.Popen([TRAJFORGE, "build", "--n", str(n), "--workers", str(workers), "--runner", runner,
                              "--shard-size", str(shard), "--out", str(out), "--quiet"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    sampler = Sampler(proc.pid, _warm_pid())
+    from trajforge.flows.server import server_home, server_status
+
+    server = server_status(server_home())
+    sampler = Sampler(proc.pid, _warm_pid(), server.pid if server else None)
     sampler.start()
     _, err = proc.communicate()
     wall = time.perf_counter() - began
