@@ -211,6 +211,32 @@ def run_bare(config: Path, latency_ms: float, concurrency: int) -> dict[str, Any
     return result
 
 
+def _forked_build_cpu(proc: subprocess.Popen[str], interval_s: float = 0.1) -> float:
+    """CPU seconds of the child the warm build process forked for ``proc``'s command (and its
+    reaped children), sampled until the command ends: that child is not ``proc``'s descendant, so
+    ``RUSAGE_CHILDREN`` misses it. The last sample is at most ``interval_s`` before its end."""
+    import psutil
+
+    from trajforge.flows.warm import warm_status
+
+    info = warm_status()
+    if info is None:
+        return 0.0
+    warm = psutil.Process(int(info["pid"]))
+    known = {c.pid for c in warm.children()}
+    cpu: dict[int, float] = {}
+    while proc.poll() is None:
+        try:
+            for child in warm.children():
+                if child.pid not in known:
+                    t = child.cpu_times()
+                    cpu[child.pid] = t.user + t.system + t.children_user + t.children_system
+        except psutil.Error:
+            pass
+        time.sleep(interval_s)
+    return sum(cpu.values())
+
+
 def run_build(config: Path, latency_ms: float, workers: int, scratch: Path) -> dict[str, Any]:
     import yaml
 
@@ -226,10 +252,14 @@ def run_build(config: Path, latency_ms: float, workers: int, scratch: Path) -> d
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         launched = time.time()
         began = time.perf_counter()
-        subprocess.run([*TRAJFORGE, "build", "--config", str(run_config), "--out", str(out),
-                        "--workers", str(workers), "--shard-size",
-                        str(max(1, tree["generation"]["n_blueprints"] // (4 * workers))), "--quiet"],
-                       check=True, capture_output=True, text=True)
+        proc = subprocess.Popen([*TRAJFORGE, "build", "--config", str(run_config), "--out", str(out),
+                                 "--workers", str(workers), "--shard-size",
+                                 str(max(1, tree["generation"]["n_blueprints"] // (4 * workers))), "--quiet"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        forked_cpu = _forked_build_cpu(proc)  # the build runs there when the warm process serves it
+        _, err = proc.communicate()
+        if proc.returncode != 0:
+            raise RuntimeError(f"the build failed: {err}")
         wall = time.perf_counter() - began
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         server_cpu = server_cpu_s(server) - cpu0
@@ -242,8 +272,8 @@ def run_build(config: Path, latency_ms: float, workers: int, scratch: Path) -> d
         SELECT (SELECT sum(u.calls) FROM trajectories, unnest(usage) AS x(u)),
                (SELECT count(*) FROM trajectories), (SELECT avg(passed::INT) FROM outcomes),
                (SELECT sum(retries) FROM trajectories)""")[1][0]
-    client_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"workers": workers, "calls": int(calls), "episodes": int(episodes),
+    client_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime) + forked_cpu
+    return {"workers": workers, "served_warm": forked_cpu > 0, "calls": int(calls), "episodes": int(episodes),
             "pass_rate": float(passed), "retries": int(retries), "wall_s": wall,
             "client_cpu_s": client_cpu, "server_cpu_s": server_cpu, "window": window}
 
