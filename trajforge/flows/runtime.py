@@ -18,7 +18,6 @@ Completed()") off the terminal while the logs still reach the Prefect API.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -147,23 +146,6 @@ def check_configured_server() -> None:
 
 
 @contextmanager
-def exported_api_url(api_url: str) -> Iterator[None]:
-    """``PREFECT_API_URL`` in this process's environment for the duration, as well as in Prefect's
-    settings context: a thread without that context (the process-pool runner's own threads) and
-    a process started meanwhile (pool, Dask or Ray workers) read the environment, and without it
-    they start an ephemeral Prefect server of their own."""
-    before = os.environ.get("PREFECT_API_URL")
-    os.environ["PREFECT_API_URL"] = api_url
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop("PREFECT_API_URL", None)
-        else:
-            os.environ["PREFECT_API_URL"] = before
-
-
-@contextmanager
 def prefect_runtime(out: Path, orchestration: OrchestrationConfig, quiet: bool = False,
                     startup_timeout_s: int = STARTUP_TIMEOUT_S) -> Iterator[PrefectRuntime]:
     """Make a Prefect API available for a build writing to ``out``: the configured server, the
@@ -196,8 +178,7 @@ def prefect_runtime(out: Path, orchestration: OrchestrationConfig, quiet: bool =
 
         home = server_home(orchestration.server_home)
         with managed_server(home, orchestration.server_idle_s, startup_timeout_s) as managed, \
-                temporary_settings(updates={PREFECT_API_URL: managed.info.api_url}), \
-                exported_api_url(managed.info.api_url), quiet_console(quiet):
+                temporary_settings(updates={PREFECT_API_URL: managed.info.api_url}), quiet_console(quiet):
             try:
                 yield PrefectRuntime(api_url=managed.info.api_url, home=home, started_server=managed.started,
                                      startup_seconds=managed.startup_seconds)
@@ -221,8 +202,7 @@ def prefect_runtime(out: Path, orchestration: OrchestrationConfig, quiet: bool =
             server.start(timeout=startup_timeout_s)
         startup = time.perf_counter() - began
         try:
-            with temporary_settings(updates={PREFECT_API_URL: server.api_url}), exported_api_url(server.api_url), \
-                    quiet_console(quiet):
+            with temporary_settings(updates={PREFECT_API_URL: server.api_url}), quiet_console(quiet):
                 try:
                     yield PrefectRuntime(api_url=server.api_url, home=home, started_server=True,
                                          startup_seconds=startup)
