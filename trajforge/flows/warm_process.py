@@ -29,7 +29,8 @@ from typing import Any
 from trajforge.flows.warm import fingerprint, receive_message, same_code, send_message
 
 # what a build imports on its way to the first episode: trajforge's own modules and the
-# libraries below them, never a plug-in domain (those are found and imported per command)
+# libraries below them, never a plug-in domain (those are found and imported per command); any
+# of them an install lacks is left out
 WARM_MODULES = (
     "trajforge.cli", "trajforge.config", "trajforge.reporting", "trajforge.flows.build",
     "trajforge.flows.runtime", "trajforge.flows.logs", "trajforge.store.builds", "trajforge.store.catalog",
@@ -45,12 +46,10 @@ POLL_S = 1.0
 
 def warm_imports() -> None:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # as simulation/llm.py does
-    for name in WARM_MODULES:
-        importlib.import_module(name)
-    for name in OPTIONAL_MODULES:
+    for name in (*WARM_MODULES, *OPTIONAL_MODULES):
         try:
             importlib.import_module(name)
-        except ImportError:
+        except ImportError:  # not in this install (pandas, litellm: extras): the child imports what it needs
             pass
     from trajforge.flows.build import _BATCH_ENTRY
     from trajforge.sources import module_closure
