@@ -51,7 +51,6 @@ from trajforge.flows.server import server_home
 MAX_SOCKET_PATH = 100  # sockaddr_un holds 108 bytes with the terminating NUL; keep a margin
 MAX_MESSAGE = 4 * 1024 * 1024
 HANDSHAKE_TIMEOUT_S = 10.0
-START_TIMEOUT_S = 60.0
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 _IMPORT_PREFIXES = ("PREFECT_", "LITELLM_", "PYTHON", "OMP_", "OPENBLAS_", "MKL_", "LC_")
 _IMPORT_NAMES = ("HOME", "LANG", "TZ", "DO_NOT_TRACK")

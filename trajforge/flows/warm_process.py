@@ -14,6 +14,7 @@ import argparse
 import atexit
 import fcntl
 import importlib
+import json
 import os
 import select
 import signal
@@ -26,7 +27,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from trajforge.flows.warm import fingerprint, receive_message, same_code, send_message
+from trajforge.flows.warm import HANDSHAKE_TIMEOUT_S, fingerprint, receive_message, same_code, send_message
 
 # what a build imports on its way to the first episode: trajforge's own modules and the
 # libraries below them, never a plug-in domain (those are found and imported per command); any
@@ -151,8 +152,6 @@ def serve(sock_path: Path, info_path: Path, lock_path: Path, idle_s: float, expe
         os.umask(old)
     listener.listen(16)
     ino = os.stat(sock_path).st_ino
-    import json
-
     tmp = info_path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps({"pid": os.getpid(), "started_at": time.time(), "fingerprint": mine}))
     tmp.replace(info_path)
@@ -181,7 +180,7 @@ def serve(sock_path: Path, info_path: Path, lock_path: Path, idle_s: float, expe
             last = time.monotonic()
             fds: list[int] = []
             try:
-                conn.settimeout(10.0)
+                conn.settimeout(HANDSHAKE_TIMEOUT_S)
                 if _peer_uid(conn) != os.getuid():
                     continue
                 request, fds = receive_message(conn, max_fds=3)
