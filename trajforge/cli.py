@@ -781,7 +781,7 @@ app.add_typer(train_app, name="train")
 def train_sft_command(
     config: Annotated[Path | None, typer.Option(
         "--config", help="train config YAML (see configs/sft-tiny.yaml)")] = None,
-    model: Annotated[str | None, typer.Option("--model", help="tiny, a local model folder or a Hub id")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="tiny, minilm, a local model folder or a Hub id")] = None,
     data: Annotated[str | None, typer.Option("--data", help="export folder, dataset folder or Hub dataset id")] = None,
     output_dir: Annotated[Path | None, typer.Option(
         "--output-dir", help="checkpoints, final model, loss curves")] = None,

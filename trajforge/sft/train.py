@@ -2,12 +2,13 @@
 
 The config is one YAML file (``configs/sft-tiny.yaml`` shows every section)::
 
-    model: tiny                 # "tiny", a local model folder, or a Hub id
+    model: tiny                 # "tiny", "minilm", a local model folder, or a Hub id
     data: exports/retail-1k     # an export folder, a dataset folder (catalog), or a Hub dataset id
     output_dir: runs/sft-tiny
     sft: {...}                  # trl.SFTConfig fields, passed through as they are
     lora: null                  # peft.LoraConfig fields: LoRA on; add quantization: 4bit for QLoRA
     tiny: {...}                 # sizes of the tiny model (trajforge.sft.tiny.TinyModelConfig)
+    minilm: {...}               # the pretrained MiniLM policy (trajforge.sft.minilm.MiniLMConfig)
 
 ``--set sft.learning_rate=3e-4`` and the like override any field; the ``sft`` section is
 validated by ``SFTConfig`` itself, so every TRL option is available and none is duplicated here.
@@ -33,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from trajforge.errors import ConfigError
+from trajforge.sft.minilm import MiniLMConfig
 from trajforge.sft.tiny import TinyModelConfig
 from trajforge.trainer_args import SCIENTIFIC, renamed_fields, time_limit
 
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
     from transformers import PreTrainedModel
 
 EXPORT_INFO_FILE = "trajforge_export.json"
+BUILT_MODELS = ("tiny", "minilm")  # built here from the training rows, no download
 DEFAULT_SFT: dict[str, Any] = {
     "assistant_only_loss": True,
     "report_to": "none",
@@ -64,9 +67,12 @@ class TrainConfig(BaseModel):
     lora: dict[str, Any] | None = None
     quantization: Literal["4bit", "8bit"] | None = None
     tiny: TinyModelConfig = TinyModelConfig()
+    minilm: MiniLMConfig = MiniLMConfig()
     max_train_rows: int | None = Field(None, ge=1)
     max_eval_rows: int | None = Field(None, ge=1, description="evaluate on the first N validation rows")
     max_minutes: float | None = Field(None, gt=0, description="stop training (and save) after this long")
+    copy_probe_rows: int = Field(32, ge=0, description=(
+        "validation rows the copy probe reads after training (trajforge.sft.copy_probe; 0: no probe)"))
     threads: int | None = Field(None, ge=1, description=(
         "CPU threads for torch (None: torch's default). On a shared CPU, 1 thread can be several times "
         "faster than 2: torch's OpenMP workers spin-wait on each other when another process holds a core"))
@@ -146,17 +152,25 @@ def load_sft_data(data: str, output_dir: Path) -> Any:
 
 # --- model ------------------------------------------------------------------------------------
 
+def build_model(config: TrainConfig, train_rows: Any) -> tuple[Any, Any]:
+    """(model, tokenizer) of a built-in model (``BUILT_MODELS``) for these training rows."""
+    if config.model == "minilm":
+        from trajforge.sft.minilm import build_minilm
+
+        return build_minilm(train_rows, config.minilm)
+    from trajforge.sft.tiny import build_tiny
+
+    return build_tiny(train_rows, config.tiny, int(config.sft.get("seed", DEFAULT_SFT["seed"])))
+
+
 def load_model(config: TrainConfig, train_rows: Any, resume_from: Path | None) -> tuple[Any, Any]:
-    """(model, tokenizer): the tiny model (built, or reloaded from the checkpoint being resumed),
-    or a local folder / Hub id."""
+    """(model, tokenizer): a built-in model (built, or reloaded from the checkpoint being
+    resumed), or a local folder / Hub id."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    if config.model == "tiny" and resume_from is None:
-        from trajforge.sft.tiny import build_tiny
-
-        seed = int(config.sft.get("seed", DEFAULT_SFT["seed"]))
-        return build_tiny(train_rows, config.tiny, seed)
-    source = str(resume_from) if config.model == "tiny" else config.model
+    if config.model in BUILT_MODELS and resume_from is None:
+        return build_model(config, train_rows)
+    source = str(resume_from) if config.model in BUILT_MODELS else config.model
     kwargs: dict[str, Any] = {}
     if config.quantization is not None:
         try:
@@ -173,7 +187,8 @@ def load_model(config: TrainConfig, train_rows: Any, resume_from: Path | None) -
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConfigError("--model", f"cannot load '{source}' as a local model folder or a Hub id: {first}") from None
     if tokenizer.chat_template is None:
-        raise ConfigError("--model", f"'{source}' has no chat template; use an instruct model or --model tiny")
+        raise ConfigError("--model", f"'{source}' has no chat template; use an instruct model, "
+                                     "--model tiny or --model minilm")
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     return model, tokenizer
@@ -290,6 +305,11 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
     tokens = max((e.get("num_tokens", 0) for e in history), default=0)
     csv_path, png_path = write_loss_curve(
         history, output_dir, "assistant tokens" if args.assistant_only_loss else "all tokens")
+    probe = None
+    if validation is not None and config.copy_probe_rows:
+        from trajforge.sft.copy_probe import copy_probe
+
+        probe = copy_probe(final, tokenizer, validation, config.copy_probe_rows, args.max_length).as_dict()
     summary = {
         "model": config.model, "data": config.data, "output_dir": str(output_dir),
         "parameters": sum(p.numel() for p in final.parameters()),
@@ -298,7 +318,7 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
         "final_eval_loss": eval_losses[-1] if eval_losses else None,
         "seconds": round(seconds, 1), "num_tokens": tokens,
         "tokens_per_second": round(tokens / seconds, 1) if tokens and seconds else None,
-        "resumed_from": str(checkpoint) if checkpoint else None,
+        "resumed_from": str(checkpoint) if checkpoint else None, "copy_probe": probe,
         "loss_curve_csv": str(csv_path), "loss_curve_png": str(png_path) if png_path else None,
     }
     (output_dir / "train_summary.json").write_text(json.dumps(summary, indent=1, default=str))
