@@ -11,6 +11,8 @@ Steps, each an ordinary ``trajforge`` command (printed in the result file):
 
     .venv/bin/python benchmarks/sft_tiny_cpu.py                 # 2,700 blueprints (>= 2,000 train rows), 14 minutes
     .venv/bin/python benchmarks/sft_tiny_cpu.py --blueprints 300 --minutes 2 --limit 5   # smoke
+    .venv/bin/python benchmarks/sft_tiny_cpu.py --config configs/sft-minilm.yaml --model minilm \
+        --stem minilm_policy     # the pretrained policy (trajforge/sft/minilm.py); copy probe before and after
 
 Results: benchmarks/results/sft_tiny_cpu.{md,json} and sft_tiny_cpu-loss_curve.{csv,png}.
 """
@@ -56,6 +58,8 @@ def main() -> None:
     parser.add_argument("--build-set", dest="build_overrides", action="append", default=[],
                         help="run-config overrides for the build, e.g. generation.max_intents=1")
     parser.add_argument("--stem", default="sft_tiny_cpu")
+    parser.add_argument("--config", default="configs/sft-tiny.yaml", help="the train config")
+    parser.add_argument("--model", default="tiny", help="a built-in model (tiny, minilm) or a model folder")
     parser.add_argument("--reuse-data", action="store_true", help="keep WORK/data and WORK/export if present")
     parser.add_argument("--reuse-model", action="store_true",
                         help="also keep WORK/model and WORK/untrained from an earlier run (evaluate only)")
@@ -71,6 +75,7 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(data / "evaluations", ignore_errors=True)
     log: list[dict] = []
+    untrained_probe = None
     load_before = os.getloadavg()
     if not reuse:
         build = [TRAJFORGE, "build", "--n", str(args.blueprints), "--out", str(data), "--workers", "2", "--quiet"]
@@ -80,7 +85,7 @@ def main() -> None:
         run([TRAJFORGE, "export", "--out", str(data), "--to", str(export), "--format", "sft"], log)
     info = json.loads((export / "trajforge_export.json").read_text())
 
-    train = [TRAJFORGE, "train", "sft", "--config", "configs/sft-tiny.yaml", "--model", "tiny",
+    train = [TRAJFORGE, "train", "sft", "--config", args.config, "--model", args.model,
              "--data", str(export), "--output-dir", str(model), "--set", f"max_minutes={args.minutes}"]
     for o in args.overrides:
         train += ["--set", o]
@@ -89,8 +94,8 @@ def main() -> None:
     from trajforge.config import parse_override
 
     overrides = dict(parse_override(o) for o in args.overrides)
-    cfg = load_train_config(Path("configs/sft-tiny.yaml"),
-                            {**overrides, "data": str(export), "output_dir": str(untrained)})
+    cfg = load_train_config(Path(args.config),
+                            {**overrides, "model": args.model, "data": str(export), "output_dir": str(untrained)})
     rows = load_sft_data(cfg.data, untrained)["train"].select_columns(["messages", "tools"])
     if cfg.max_train_rows:
         rows = rows.select(range(min(cfg.max_train_rows, rows.num_rows)))
@@ -102,6 +107,14 @@ def main() -> None:
         m0, tok0 = load_model(cfg, rows, None)
         m0.save_pretrained(untrained)
         tok0.save_pretrained(untrained)
+        if cfg.copy_probe_rows:
+            from trajforge.sft.copy_probe import copy_probe
+
+            validation = load_sft_data(cfg.data, untrained).get("validation")
+            if validation is not None:
+                untrained_probe = copy_probe(m0, tok0, validation, cfg.copy_probe_rows,
+                                             int(cfg.sft.get("max_length", 4096))).as_dict()
+        del m0
         train_seconds = run(train, log)
     summary = json.loads((model / "train_summary.json").read_text())
     evals = {}
@@ -125,7 +138,7 @@ def main() -> None:
         "benchmark": "sft_tiny_cpu", "date": utc_now(), "command": command_line(),
         "machine": machine_info(), "load_before": load_before, "load_after": load_after,
         "sft_rows": info.get("rows", {}).get("sft"), "train": summary, "train_wall_s": round(train_seconds, 1),
-        "eval": evals, "steps": log,
+        "eval": evals, "steps": log, "copy_probe": {"untrained": untrained_probe, "trained": summary.get("copy_probe")},
         "targets": {"format_validity>=0.9": (trained["format_validity"] or 0) >= 0.9,
                     "pass@1_above_untrained": trained["pass@1"] > base["pass@1"]},
     }
@@ -139,6 +152,8 @@ def main() -> None:
           f"(limit {args.minutes} min); {summary['num_tokens']} tokens, {summary['tokens_per_second']} tokens/s; "
           f"train loss {summary['train_loss']:.3f}, final validation loss {summary['final_eval_loss']}.", "",
           f"Loss curve: `{args.stem}-loss_curve.png` / `.csv`.", "",
+          "Copy probe (trajforge.sft.copy_probe, teacher-forced, validation rows; values / first token / exact / "
+          f"tokens): untrained {untrained_probe}, trained {summary.get('copy_probe')}.", "",
           "## Evaluation (held-out test split, scripted user)", "",
           "| model | blueprints | pass@1 | format validity | tool calls | failures by check | terminations |",
           "|---|---|---|---|---|---|---|"]
