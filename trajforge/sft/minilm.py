@@ -198,8 +198,9 @@ def build_minilm_model(tokens: Mapping[str, Sequence[str]], tokenizer: Any, conf
     model = BertLMHeadModel(settings)
     state = {k: v for k, v in pretrained.state_dict().items()
              if not k.startswith("cls.") and "word_embeddings" not in k and "position_embeddings" not in k}
-    missing, unexpected = model.load_state_dict(state, strict=False)
-    assert not unexpected, unexpected
+    unexpected = model.load_state_dict(state, strict=False).unexpected_keys  # missing: the rows set below, the head
+    if unexpected:
+        raise RuntimeError(f"the packaged MiniLM weights do not fit BertLMHeadModel: {unexpected}")
     with torch.no_grad():
         rows = model.bert.embeddings.word_embeddings.weight
         for token, sources in tokens.items():
