@@ -11,6 +11,7 @@ import pytest
 from trajforge.environments.retail import RetailDomain
 from trajforge.generators import blueprint_seed, generate_blueprints, validate_blueprint
 from trajforge.schemas import GroundTruthCall, TaskBlueprint, ToolCall
+from trajforge.schemas.blueprint import Style
 from trajforge.schemas.config import GenerationConfig
 
 RUN = "run_gen"
@@ -171,7 +172,7 @@ def test_intent_counts_and_disclosure_moves_vary(blueprints: list[TaskBlueprint]
     kinds = Counter(i.kind for b in blueprints for i in b.user.intents)
     assert len(kinds) >= 8, kinds
     styles = Counter(b.user.persona.style for b in blueprints)
-    assert len(styles) == 4
+    assert len(styles) == len(Style)
     assert len({b.structure.tool_topology for b in blueprints}) >= 50
 
 

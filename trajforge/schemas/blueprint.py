@@ -12,10 +12,16 @@ from trajforge.schemas.ids import content_id
 
 
 class Style(StrEnum):
+    """How the user talks, one voice for the whole dialogue."""
+
     terse = "terse"
     polite = "polite"
     chatty = "chatty"
     formal = "formal"
+    non_native = "non_native"  # plain, slightly unidiomatic English
+    frustrated = "frustrated"  # has been let down before and says so
+    elderly = "elderly"  # unhurried, warm, a little old-fashioned
+    hurried = "hurried"  # in a hurry: short, wants it done
 
 
 class Volunteering(StrEnum):

@@ -64,13 +64,21 @@ from trajforge.simulation.faults import (
     transfer_arguments,
     wrong_tool_name,
 )
+from trajforge.simulation.realise import compose, realise
 from trajforge.simulation.runner import AgentReply
 from trajforge.simulation.wording import Wording
 
 GREET = ("Hi! ", "Hello, ", "Thanks for reaching out. ", "Happy to help. ", "")
-CONFIRM = ("I can {action}. Shall I go ahead?", "To confirm: I'll {action}. Do you want me to proceed?",
-           "Just to be sure, you'd like me to {action}. Should I proceed?",
-           "Here's the plan: {action}. Is it okay to proceed?")
+# a confirmation request composed from parts: what the agent has (optional), what it will do
+# (an ``{action}``: a bare infinitive clause), and the question that asks permission
+CONFIRM_OPENERS = ("", "Okay.", "Alright.", "Thanks, I have everything I need.", "Great.")
+CONFIRM_STATEMENTS = ("I can {action}.", "To confirm: I'll {action}.", "Just to be sure, you'd like me to {action}.",
+                      "Here's the plan: {action}.", "I'm going to {action}.", "What I can do is {action}.")
+CONFIRM_QUESTIONS = ("Shall I go ahead?", "Do you want me to proceed?", "Should I proceed?",
+                     "Is it okay to proceed?", "Shall I proceed with that?", "Shall I go ahead and do that?",
+                     "May I go ahead?", "Should I do that for you?",
+                     "Okay to go ahead?")
+CONFIRM = compose(CONFIRM_OPENERS, CONFIRM_STATEMENTS, CONFIRM_QUESTIONS)
 ANYTHING_ELSE = ("Is there anything else I can help you with?", "Anything else I can do for you today?",
                  "Can I help with anything else?", "Is there anything else you need?")
 APOLOGY = ("Sorry, I can't do that: {rule}", "My apologies, that is not allowed. Our policy: {rule}",
@@ -294,7 +302,7 @@ class ScriptedAgent:
 
     def _authenticate(self, prefix: str, *, verify: bool = True) -> Script:
         while not self._identity_known():
-            yield Say(prefix + self.rng.choice(self.domain.identity.asks))
+            yield Say(realise([prefix, self.rng.choice(self.domain.identity.asks)]))
             prefix = ""
         if not verify:
             return
@@ -422,7 +430,7 @@ class ScriptedAgent:
             missing = [s for s in spec.slots if s not in said]
             if missing:
                 slot: SlotSpec = self.domain.slots[missing[0]]
-                yield Say(self.rng.choice(ACK) + self.rng.choice(slot.questions))
+                yield Say(realise([self.rng.choice(ACK), self.rng.choice(slot.questions)]))
                 continue
             slots = self._slots(k)
             if write is None:
@@ -549,7 +557,7 @@ class ScriptedAgent:
         elif self._is(FaultKind.misstatement, k):
             self._spent = True
             text = self._misstated(kind, spec, slots, values, facts.entity, write_at) or text
-        yield Say(text + " " + anything)
+        yield Say(realise([text, anything]))
 
     def _misstated(self, kind: str, spec: IntentSpec, slots: dict[str, str], values: dict[str, str],
                    entity: tuple[str, ...], write_at: int) -> str | None:

@@ -22,29 +22,82 @@ from trajforge.environments.dialogue import asks_anything_else, is_confirmation_
 from trajforge.environments.tasks import IntentSpec, SlotSpec
 from trajforge.schemas.blueprint import Style, TaskBlueprint
 from trajforge.schemas.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from trajforge.simulation.realise import Part, compose, realise
 from trajforge.simulation.runner import UserReply
 from trajforge.simulation.wording import Wording
 
-GREETINGS = {Style.terse: ("", "Hi. "), Style.polite: ("Hi there! ", "Hello, "),
-             Style.chatty: ("Hey, hope your day is going well! ", "Hi! So, "),
-             Style.formal: ("Good afternoon. ", "Hello. ")}
-LEADS = {Style.terse: ("",), Style.polite: ("", "Of course. "), Style.chatty: ("Oh sure, ", "Right, "),
-         Style.formal: ("Certainly. ", "")}
-THANKS = {Style.terse: ("",), Style.polite: (" Thank you!", " Thanks."),
-          Style.chatty: (" Thanks a bunch!", " You're a lifesaver."), Style.formal: (" Thank you.", "")}
-FILLER = ("It's been a hectic week.", "I hope this is quick.", "I've been meaning to sort this out.")
+# One voice per style, kept for the whole dialogue: how the user greets, leads into an answer,
+# thanks, consents and says goodbye. ``simulation.realise`` composes the parts, so a lead ending
+# in a comma runs on into the sentence after it ("Oh sure, it's the second one").
+GREETINGS = {Style.terse: ("", "Hi."), Style.polite: ("Hi there!", "Hello,", "Good morning to you!"),
+             Style.chatty: ("Hey, hope your day is going well!", "Hi! So,", "Hiya! Okay, so"),
+             Style.formal: ("Good afternoon.", "Hello.", "Good day."),
+             Style.non_native: ("Hello, good day.", "Hello, I have a question.", "Hi, please,"),
+             Style.frustrated: ("Hi. I've been trying to sort this out for a while.",
+                                "Hello. This is my second time asking.", "Hi."),
+             Style.elderly: ("Hello, dear.", "Good morning, I hope you can help me.",
+                             "Oh, hello. I'm not very good with these things, but"),
+             Style.hurried: ("Hi, quick one.", "Hi, I'm in a rush, so", "Hi, real quick:")}
+LEADS = {Style.terse: ("",), Style.polite: ("", "Of course.", "Sure, let me see."),
+         Style.chatty: ("Oh sure,", "Right,", "Ah, yes,"), Style.formal: ("Certainly.", ""),
+         Style.non_native: ("Yes,", "Okay,", ""), Style.frustrated: ("Fine, here you go.", "Look,", "Okay, once more:"),
+         Style.elderly: ("Oh, yes,", "Let me see,", "Now then,"), Style.hurried: ("", "Yep, quickly:")}
+THANKS = {Style.terse: ("",), Style.polite: ("Thank you!", "Thanks."),
+          Style.chatty: ("Thanks a bunch!", "You're a lifesaver."), Style.formal: ("Thank you.", ""),
+          Style.non_native: ("Thank you very much.", "Thanks."), Style.frustrated: ("", "Can we hurry this up?"),
+          Style.elderly: ("Thank you, dear.", "Take your time."), Style.hurried: ("", "Thanks.")}
+FILLER = {Style.chatty: ("It's been a hectic week.", "I hope this is quick.", "I've been meaning to sort this out."),
+          Style.elderly: ("My grandson usually helps me with this.", "I don't use the computer much."),
+          Style.frustrated: ("This is the second time I've had to call.", "I really hope this gets fixed."),
+          Style.non_native: ("Sorry for my English.",)}
+# how a detail the user volunteers joins the request before it
+CONNECTIVES = ("", "Also,", "And", "Oh, and", "By the way,")
 YES = {Style.terse: ("Yes.", "Yep, go ahead.", "Yes, do it."),
        Style.polite: ("Yes, please go ahead.", "Yes please, thank you!", "Yes, that's right, please proceed."),
        Style.chatty: ("Yes, that sounds great, go for it!", "Yep, that's exactly it, go ahead."),
-       Style.formal: ("Yes, please proceed.", "Confirmed, please proceed.")}
+       Style.formal: ("Yes, please proceed.", "Confirmed, please proceed."),
+       Style.non_native: ("Yes, please do it now.", "Yes, this is correct. Please proceed."),
+       Style.frustrated: ("Yes. Please just get it done.", "Fine, yes, go ahead."),
+       Style.elderly: ("Oh yes, please do that, dear.", "Yes, that's right. Go ahead, please."),
+       Style.hurried: ("Yes, go ahead, quickly please.", "Yep, do it, thanks.")}
 REVISE = ("Actually, wait: {answer}", "Hmm, actually, I changed my mind. {answer}",
           "Sorry, actually: {answer}")
 REDIRECT = ("Actually, I changed my mind. {request}", "Hold on, actually, instead of that: {request}",
             "Wait, on second thought, {request}")
 NEXT = ("Yes, actually. {request}", "Actually, there's one more thing. {request}",
         "Yes, one more thing: {request}", "There is. {request}")
-BYE = ("No, that's all. Thanks!", "That's everything, bye.", "Nope, all good. Thank you!",
-       "No thanks, that covers it.")
+# closings composed from an opener, what the user says is done, and a sign-off, per style
+CLOSING_PARTS: dict[Style, tuple[tuple[str, ...], ...]] = {
+    Style.terse: (("No,", "Nope,", "No thanks,"), ("that's all.", "all set.", "nothing else.", "that's it."),
+                  ("Done here.", "Thanks, done.", "That'll do.")),
+    Style.polite: (("No,", "No, thank you,", "Nothing more,"),
+                   ("that's everything I needed.", "that covers it.", "I think that's all for now.",
+                    "that was all."), ("Thanks!", "Thank you so much.", "Have a nice day!", "Bye!")),
+    Style.chatty: (("Nope,", "Oh, nope,", "Nah,"),
+                   ("that's everything, honestly.", "I think you've sorted me out.",
+                    "that's all I had on my list.", "that was the last thing."),
+                   ("Thanks a bunch!", "You've been awesome!", "Have a lovely day!", "Take care!")),
+    Style.formal: (("No, thank you.", "No, that is quite all right."),
+                   ("That will be all.", "That is everything I required.", "Nothing further.",
+                    "I have no further questions."),
+                   ("Good day.", "Thank you for your assistance.", "Goodbye.", "Much obliged.")),
+    Style.non_native: (("No,", "No, thank you,"),
+                       ("this is all.", "is everything for today.", "I have nothing more.", "that is all I need."),
+                       ("Thank you very much.", "Many thanks.", "Bye bye.", "Thank you for help.")),
+    Style.frustrated: (("No,", "Nope,"),
+                       ("that's all.", "that's everything.", "nothing else."),
+                       ("Hope it sticks this time.", "Bye, then.", "Let's hope that's the end of it.",
+                        "Took long enough.")),
+    Style.elderly: (("Oh, no,", "No, dear,", "No, I don't think so,"),
+                    ("that's everything.", "that was all I needed.", "I think that's all for today.",
+                     "that's all I called about."),
+                    ("Thank you so much, dear.", "You've been very kind.", "Goodbye now.",
+                     "Thank you for your patience.")),
+    Style.hurried: (("No,", "Nope,", "Nah,"), ("that's it.", "all good.", "that's all.", "all set."),
+                    ("Gotta run.", "Thanks, I have to dash.", "Thanks, got to go.", "Off I go.")),
+}
+CLOSINGS = {style: compose(*parts) for style, parts in CLOSING_PARTS.items()}
+BYE = tuple(text for texts in CLOSINGS.values() for text in texts)
 LOST = ("Sorry, I'm not sure what you need from me.", "I don't follow, can you help with my request?",
         "Hello? Are you still there?")
 
@@ -72,38 +125,48 @@ class ScriptedUser:
 
     # --- phrasing ----------------------------------------------------------------------------
 
-    def _wrap(self, text: str, *, lead: bool = True) -> str:
-        out = (self.rng.choice(LEADS[self.style]) if lead else "") + text
-        out += self.rng.choice(THANKS[self.style])
-        if self.style is Style.chatty and self.bp.user.persona.verbosity == 3 and self.rng.random() < 0.3:
-            out += " " + self.rng.choice(FILLER)
-        return out
+    def _wrap(self, parts: Sequence[Part | str], *, lead: bool = True) -> str:
+        """The user's parts in their voice: a lead-in, a thank-you, a chatty aside."""
+        out: list[Part | str] = [self.rng.choice(LEADS[self.style])] if lead else []
+        out += [*parts, self.rng.choice(THANKS[self.style])]
+        filler = FILLER.get(self.style)
+        if filler and self.bp.user.persona.verbosity == 3 and self.rng.random() < 0.3:
+            out.append(self.rng.choice(filler))
+        return realise(out)
 
-    def _identity(self) -> str:
+    def _identity(self) -> Part:
         """The first factor set the user has all of (the last one otherwise), in words."""
         identity, facts = self.domain.identity, self.bp.user
         k = next((i for i, group in enumerate(identity.factors)
                   if all(facts.fact(f) for f in group)), len(identity.factors) - 1)
         values = {f: facts.fact(f) or "" for f in identity.factors[k]}
-        return self.rng.choice(identity.answers[k]).format(**values)
+        return Part(self.rng.choice(identity.answers[k]), values)
 
-    def _answer(self, k: int, slot: str) -> str | None:
+    def _answer(self, k: int, slot: str) -> Part | None:
         value = self.values.get(f"{k}.{slot}")
         if value is None:
             return None
         spec: SlotSpec = self.domain.slots[slot]
-        return self.rng.choice(spec.answers).format(value=value)
+        return Part(self.rng.choice(spec.answers), {"value": value})
 
-    def _request(self, k: int, kind: str, *, volunteer: bool) -> str:
+    def _volunteered(self, k: int, slot: str) -> Part:
+        """A detail given unasked, in a sentence of its own where the slot has one (not a bare
+        value, which only reads right as an answer to a question)."""
+        spec: SlotSpec = self.domain.slots[slot]
+        sentences = tuple(a for a in spec.answers if not a.startswith("{")) or spec.answers
+        return Part(self.rng.choice(sentences), {"value": self.values[f"{k}.{slot}"]})
+
+    def _request(self, k: int, kind: str, *, volunteer: bool) -> list[Part | str]:
+        """The request, with the details the persona volunteers joined on by connectives."""
         spec: IntentSpec = self.domain.intents[kind]
         slots = {s: self.values.get(f"{k}.{s}", "") for s in spec.core_slots}
-        parts = [self.rng.choice(spec.requests).format(**slots)]
+        parts: list[Part | str] = [Part(self.rng.choice(spec.requests), slots)]
         if volunteer:
             known = self.bp.user.known_facts
             for slot in spec.slots:
                 if slot not in spec.core_slots and f"{k}.{slot}" in known:
-                    parts.append(self._answer(k, slot) or "")
-        return " ".join(p for p in parts if p)
+                    parts += [self.rng.choice(CONNECTIVES), self._volunteered(k, slot)]
+        return parts
 
     # --- turns -------------------------------------------------------------------------------
 
@@ -127,12 +190,13 @@ class ScriptedUser:
             if self.current + 1 < len(self.kinds):
                 self.current += 1
                 request = self._request(self.current, self.kinds[self.current], volunteer=True)
-                return UserReply(UserMessage(content=self.rng.choice(NEXT).format(request=request)))
-            return UserReply(UserMessage(content=self.rng.choice(self.wording.closing or BYE)), stop=True)
+                return UserReply(UserMessage(content=self._framed(NEXT, "request", request)))
+            closings = self.wording.closing or CLOSINGS[self.style]
+            return UserReply(UserMessage(content=self.rng.choice(closings)), stop=True)
         answers = self._answers(text.lower())
         if answers:
             self.lost = 0
-            return UserReply(UserMessage(content=self._wrap(" ".join(answers))))
+            return UserReply(UserMessage(content=self._wrap(answers)))
         self.lost += 1
         gave_up = self.lost > self.bp.user.persona.patience
         content = "I'll try again later. Bye." if gave_up else self.rng.choice(LOST)
@@ -166,7 +230,7 @@ class ScriptedUser:
                 continue
             call = self._made.pop(message.tool_call_id)
             parts.append(self._reply(call.name, message))
-        return self._wrap(" ".join(p for p in parts if p))
+        return self._wrap([p for p in parts if p])
 
     def _reply(self, name: str, message: ToolMessage) -> str:
         if message.is_error:
@@ -182,14 +246,19 @@ class ScriptedUser:
         return self.rng.choice(options).format(**values) if options else "Okay, done."
 
     def _opening(self) -> str:
-        parts = [self.rng.choice(GREETINGS[self.style]) + self._request(0, self.kinds[0], volunteer=True)]
+        parts = [self.rng.choice(GREETINGS[self.style]), *self._request(0, self.kinds[0], volunteer=True)]
         known = self.bp.user.known_facts
         if any(group[0] in known for group in self.domain.identity.factors):
             parts.append(self._identity())
-        return self._wrap(" ".join(parts), lead=False)
+        return self._wrap(parts, lead=False)
 
-    def _answers(self, low: str) -> list[str]:
-        out: list[str] = []
+    def _framed(self, frames: tuple[str, ...], slot: str, parts: Sequence[Part | str]) -> str:
+        """``parts`` said inside one of ``frames`` (templates over ``{slot}``), realised as one text."""
+        head, _, tail = self.rng.choice(frames).partition("{" + slot + "}")
+        return realise([head, *parts, tail])
+
+    def _answers(self, low: str) -> list[Part]:
+        out: list[Part] = []
         if any(m in low for m in self.domain.identity.keywords):
             out.append(self._identity())
         for key, spec in self.domain.slots.items():
@@ -204,8 +273,8 @@ class ScriptedUser:
         step = self.pending.pop((k, "revise"), None)
         if step is not None and step.fact is not None and step.value is not None:
             self.values[f"{k}.{step.fact}"] = step.value
-            answer = self._answer(k, step.fact) or step.value
-            return self.rng.choice(REVISE).format(answer=answer)
+            answer = self._answer(k, step.fact) or Part(step.value)
+            return self._framed(REVISE, "answer", [answer])
         step = self.pending.pop((k, "redirect"), None)
         if step is not None and step.value:
             self.kinds[k] = step.value
@@ -215,6 +284,5 @@ class ScriptedUser:
             request = self._request(k, step.value, volunteer=False)
             extra = [self._answer(k, s) for s in final.slots
                      if s not in first.slots and s not in final.core_slots]
-            request = " ".join([request] + [e for e in extra if e])
-            return self.rng.choice(REDIRECT).format(request=request)
+            return self._framed(REDIRECT, "request", [*request, *(e for e in extra if e)])
         return self.rng.choice(self.wording.consent or YES[self.style])
