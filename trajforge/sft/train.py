@@ -306,10 +306,10 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
     csv_path, png_path = write_loss_curve(
         history, output_dir, "assistant tokens" if args.assistant_only_loss else "all tokens")
     probe = None
-    if validation is not None and config.copy_probe_rows:
+    if has_validation and config.copy_probe_rows:  # its own rows, not max_eval_rows
         from trajforge.sft.copy_probe import copy_probe
 
-        probe = copy_probe(final, tokenizer, validation, config.copy_probe_rows, args.max_length).as_dict()
+        probe = copy_probe(final, tokenizer, data["validation"], config.copy_probe_rows, args.max_length).as_dict()
     summary = {
         "model": config.model, "data": config.data, "output_dir": str(output_dir),
         "parameters": sum(p.numel() for p in final.parameters()),
