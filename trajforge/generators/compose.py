@@ -34,7 +34,7 @@ from trajforge.schemas.blueprint import (
     Volunteering,
 )
 from trajforge.schemas.config import GenerationConfig
-from trajforge.schemas.ids import content_id, hash_seed
+from trajforge.schemas.ids import canonical_json, content_id, hash_seed
 
 GENERATOR = "programmatic"
 VERSION = "1"
@@ -135,7 +135,7 @@ def compose_blueprint(domain: Domain, draft: DraftTask, rng: random.Random, *, s
         burdens += [intent.evidence_burden for c in intent.calls if c.kind == "write"]
 
     env = domain.environment()
-    results = [str(_run(env, c)) for c in calls]
+    calls, outputs, results = _executed(env, calls, outputs, set(domain.auth_tools))
     writes = [c for c in calls if c.kind == "write"]
     rules = {"authenticate", "own_account"} | ({"confirm"} if writes else set())
     for call in writes:
@@ -159,6 +159,32 @@ def compose_blueprint(domain: Domain, draft: DraftTask, rng: random.Random, *, s
         environment=environment, user=user, ground_truth=ground_truth, policy_rules=policy_rules,
         structure=structure,
         provenance=Provenance(generator=generator, version=version, seed=seed, index=index))
+
+
+def _executed(env: Environment, calls: list[GroundTruthCall], outputs: list[RequiredOutput],
+              auth_tools: set[str]) -> tuple[list[GroundTruthCall], list[RequiredOutput], list[str]]:
+    """The calls executed in order, with their results. A careful agent reads an entity once
+    unless a write changed it, so a read identical to an earlier one (name and canonical
+    arguments) that returns the earlier result again is left out of the ground truth; a read an
+    output is said after stays (the agent looks again at what it is asked about directly), as
+    do identity lookups. Outputs' ``after_call`` follow the calls kept."""
+    anchors = {o.after_call for o in outputs}
+    kept: list[GroundTruthCall] = []
+    results: list[str] = []
+    moved: dict[int, int] = {}
+    seen: dict[str, str] = {}  # read -> its latest result
+    for t, call in enumerate(calls):
+        result = str(_run(env, call))
+        key = f"{call.name}:{canonical_json(call.arguments)}"
+        if (call.kind == "read" and t not in anchors and call.name not in auth_tools
+                and seen.get(key) == result):
+            continue
+        if call.kind == "read":
+            seen[key] = result
+        moved[t] = len(kept)
+        kept.append(call)
+        results.append(result)
+    return kept, [o.model_copy(update={"after_call": moved[o.after_call]}) for o in outputs], results
 
 
 def _run(env: Environment, call: GroundTruthCall) -> object:
