@@ -151,9 +151,9 @@ class ScriptedUser:
 
     def _volunteered(self, k: int, slot: str) -> Part:
         """A detail given unasked, in a sentence of its own where the slot has one (not a bare
-        value, which only reads right as an answer to a question)."""
+        value, nor a correction, which only read right as an answer to a question)."""
         spec: SlotSpec = self.domain.slots[slot]
-        sentences = tuple(a for a in spec.answers if not a.startswith("{")) or spec.answers
+        sentences = tuple(a for a in spec.answers if not a.startswith(("{", "I mean"))) or spec.answers
         return Part(self.rng.choice(sentences), {"value": self.values[f"{k}.{slot}"]})
 
     def _request(self, k: int, kind: str, *, volunteer: bool) -> list[Part | str]:
@@ -163,9 +163,12 @@ class ScriptedUser:
         parts: list[Part | str] = [Part(self.rng.choice(spec.requests), slots)]
         if volunteer:
             known = self.bp.user.known_facts
-            for slot in spec.slots:
-                if slot not in spec.core_slots and f"{k}.{slot}" in known:
-                    parts += [self.rng.choice(CONNECTIVES), self._volunteered(k, slot)]
+            given = [s for s in spec.slots if s not in spec.core_slots and f"{k}.{s}" in known]
+            # each connective at most once in a message; the rest of the details stand alone
+            joins = self.rng.sample(CONNECTIVES[1:], min(len(given), len(CONNECTIVES) - 1))
+            for slot in given:
+                join = joins.pop() if joins and self.rng.random() < 0.6 else ""
+                parts += [join, self._volunteered(k, slot)]
         return parts
 
     # --- turns -------------------------------------------------------------------------------
