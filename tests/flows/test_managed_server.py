@@ -91,3 +91,47 @@ def test_another_python_of_the_same_environment_reuses_it(home: Path) -> None:
     proc = subprocess.run([str(other), "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["False", str(first.info.pid)]
+
+
+@pytest.mark.slow
+def test_a_process_pool_build_uses_the_managed_server_and_no_other(home: Path, tmp_path: Path) -> None:
+    """``--runner processes`` reports to the managed server only. Prefect's process pool forwards
+    its workers' logs and events from a thread of its own; run outside the build's context, that
+    thread found no API URL and started an ephemeral server (in ``~/.prefect``, with analytics on
+    and its errors on the console). Its workers' INFO lines stay off the console too."""
+    import subprocess
+    import sys
+
+    import psutil
+
+    user_home = tmp_path / "user"
+    user_home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env.update(HOME=str(user_home), COLUMNS="200")
+    console = tmp_path / "console.txt"
+    with console.open("w") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "trajforge.cli", "build", "--out", str(tmp_path / "out"), "--n", "20",
+             "--shard-size", "10", "--runner", "processes", "--workers", "2", "--quiet",
+             "--set", f"orchestration.server_home={home}", "--set", "orchestration.warm_process=false"],
+            cwd=tmp_path, env=env, stdout=sink, stderr=subprocess.STDOUT, text=True)
+        servers: set[int] = set()
+        build = psutil.Process(proc.pid)
+        deadline = time.monotonic() + TIMEOUT_S
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                for child in build.children(recursive=True):
+                    if "uvicorn" in " ".join(child.cmdline()):
+                        servers.add(child.pid)
+            except psutil.Error:
+                pass
+            time.sleep(0.1)
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    output = console.read_text()
+    assert proc.returncode == 0, output
+    assert "2 shard(s) computed" in output
+    assert servers == set(), "the build started a Prefect server of its own"
+    assert not (user_home / ".prefect" / "prefect.db").exists()
+    assert "Finished in state" not in output and "ERROR" not in output

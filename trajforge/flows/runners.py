@@ -19,6 +19,8 @@ manifest. Which runner ran a batch never changes its rows.
 
 from __future__ import annotations
 
+import contextvars
+import functools
 from typing import Any
 
 from trajforge.errors import ConfigError
@@ -39,6 +41,36 @@ def check_runner(orchestration: OrchestrationConfig) -> None:
                               f"extra: pip install 'trajforge[{orchestration.runner}]'")
 
 
+@functools.cache
+def _process_pool_runner() -> type:
+    """Prefect's process pool, with its message-forwarding thread (the one that sends the
+    workers' logs and events to the API) run in the context the runner was entered in.
+
+    A new thread starts with an empty ``contextvars`` context, so Prefect's own forwarder reads
+    the process-global settings, which lack the build's ``PREFECT_API_URL`` (it is set with
+    ``temporary_settings``, a context variable), and starts an ephemeral server of its own: a
+    second Prefect server per build, with its database in ``~/.prefect``, analytics on and its
+    errors on the console (measured: one extra ``uvicorn`` child of a ``--runner processes``
+    build)."""
+    from prefect.task_runners import ProcessPoolTaskRunner
+
+    class ContextProcessPoolTaskRunner(ProcessPoolTaskRunner):
+        _entered_context: contextvars.Context | None = None
+
+        def __enter__(self) -> Any:
+            self._entered_context = contextvars.copy_context()
+            return super().__enter__()
+
+        def _forward_subprocess_messages(self) -> None:
+            forward = super()._forward_subprocess_messages
+            if self._entered_context is None:
+                forward()
+            else:
+                self._entered_context.run(forward)
+
+    return ContextProcessPoolTaskRunner
+
+
 def make_task_runner(orchestration: OrchestrationConfig, workers: int, quiet: bool = False,
                      models: bool = False) -> Any:
     """The task runner ``orchestration.runner`` names, for ``workers`` batches at once (and,
@@ -50,10 +82,8 @@ def make_task_runner(orchestration: OrchestrationConfig, workers: int, quiet: bo
 
         return ThreadPoolTaskRunner(max_workers=workers + 1 if models else workers)
     if runner == "processes":
-        from prefect.task_runners import ProcessPoolTaskRunner
-
-        return ProcessPoolTaskRunner(max_workers=workers,
-                                     initializer=set_quiet_console if quiet else None)
+        return _process_pool_runner()(max_workers=workers,
+                                      initializer=set_quiet_console if quiet else None)
     if runner == "dask":
         from prefect_dask import DaskTaskRunner
 

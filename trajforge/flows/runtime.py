@@ -112,8 +112,14 @@ def quiet_console(enabled: bool = True) -> Iterator[None]:
 
 
 def set_quiet_console() -> None:
-    """For worker processes (a process pool initializer): the same as ``quiet_console``."""
+    """For worker processes (a process pool initializer): the same as ``quiet_console``. A fresh
+    worker has not configured Prefect's logging yet (that happens when its first task enters a
+    Prefect context, which would then add console handlers at INFO), so it is configured here
+    first."""
+    from prefect.logging.configuration import ensure_logging_setup
     from prefect.logging.handlers import PrefectConsoleHandler
+
+    ensure_logging_setup()
 
     for handler in logging.getLogger().handlers:
         if isinstance(handler, PrefectConsoleHandler):
