@@ -142,7 +142,7 @@ def main() -> None:
         "targets": {"format_validity>=0.9": (trained["format_validity"] or 0) >= 0.9,
                     "pass@1_above_untrained": trained["pass@1"] > base["pass@1"]},
     }
-    md = [f"# Tiny model SFT on CPU, then evaluation ({payload['date']})", "",
+    md = [f"# `--model {args.model}` SFT on CPU, then evaluation ({payload['date']})", "",
           f"Command: `{payload['command']}`", "",
           f"Machine load (1/5/15 min) before: {load_before}, after: {load_after} (a shared 2-core machine).", "",
           *machine_markdown(payload["machine"]), "",
