@@ -122,9 +122,14 @@ class TrackedTable(dict[Any, Any]):
 
 def _changed_keys(base: dict[str, Any], current: dict[str, Any]) -> Iterable[str]:
     """Keys whose record may differ between ``base`` and ``current`` (a table of a state
-    derived from it)."""
-    if isinstance(current, TrackedTable) and current.origin is base:
-        return current.dirty
+    derived from it, directly or through copies of copies: a rehearsed state's trial)."""
+    keys: set[str] = set()
+    table: dict[str, Any] = current
+    while isinstance(table, TrackedTable):
+        keys |= table.dirty
+        if table.origin is base:
+            return keys
+        table = table.origin
     return base.keys() | current.keys()
 
 

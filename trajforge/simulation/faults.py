@@ -16,7 +16,7 @@ import json
 import random
 import re
 import string
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -288,9 +288,9 @@ def _allowed_values(domain: Domain, tool: str, param: str) -> list[str]:
 
 
 def call_variants(domain: Domain, rehearsal: Rehearsal, call: GroundTruthCall, form: str,
-              rng: random.Random, *, want: str) -> list[dict[str, Any]]:
-    """Other arguments for a write in the way ``form`` says, that go as ``want`` says:
-    "ok" (accepted, no rule broken, a different outcome) or "refused" (a rule broken)."""
+              rng: random.Random, *, want: str, limit: int = 3) -> list[dict[str, Any]]:
+    """Up to ``limit`` other arguments for a write in the way ``form`` says, that go as ``want``
+    says: "ok" (accepted, no rule broken, a different outcome) or "refused" (a rule broken)."""
     args = dict(call.arguments)
     texts = rehearsal.texts
     scalar, lists = id_params(domain, args)
@@ -350,7 +350,7 @@ def call_variants(domain: Domain, rehearsal: Rehearsal, call: GroundTruthCall, f
             out.append(candidate)
         elif want == "refused" and outcome == "refused" and breaches:
             out.append(candidate)
-        if len(out) >= 3:
+        if len(out) >= limit:
             break
     return out
 
@@ -363,13 +363,14 @@ def _is_plain(bp: TaskBlueprint, k: int) -> bool:
         d.intent == k and d.trigger == "on_confirmation" for d in bp.user.disclosure)
 
 
-def _report_state(bp: TaskBlueprint, domain: Domain, k: int) -> tuple[Rehearsal, int] | None:
+def _report_state(bp: TaskBlueprint, k: int, rehearsal_at: Callable[[int], Rehearsal]
+                  ) -> tuple[Rehearsal, int] | None:
     """The rehearsal after the intent's last call, and the index of its last write observation."""
     calls = bp.ground_truth.calls
     mine = [i for i, c in enumerate(calls) if c.intent == k]
     if not mine:
         return None
-    rehearsal = rehearse(bp, domain, mine[-1] + 1)
+    rehearsal = rehearsal_at(mine[-1] + 1)
     writes = [i for i in mine if calls[i].kind == "write"]
     return rehearsal, (writes[-1] if writes else -1)
 
@@ -497,7 +498,7 @@ def bad_arguments(domain: Domain, call: GroundTruthCall, form: str) -> tuple[dic
 
 
 def _call_forms(bp: TaskBlueprint, domain: Domain, kind: FaultKind, t: int,
-                rng: random.Random) -> list[str]:
+                rng: random.Random, rehearsal_at: Callable[[int], Rehearsal]) -> list[str]:
     calls = bp.ground_truth.calls
     call = calls[t]
     forms: list[str] = []
@@ -517,7 +518,7 @@ def _call_forms(bp: TaskBlueprint, domain: Domain, kind: FaultKind, t: int,
             forms += ["compact_json", "spacing_changed"]
     elif kind is FaultKind.hallucinated_id and call.kind != "user":
         scalar, lists = id_params(domain, call.arguments)
-        rehearsal = rehearse(bp, domain, t)
+        rehearsal = rehearsal_at(t)
         seen = rehearsal.texts + list(bp.user.known_facts.values()) + list(bp.user.hidden_facts.values())
         facts = {v for key, v in {**bp.user.known_facts, **bp.user.hidden_facts}.items()
                  if key.startswith(f"{call.intent}.")}  # what the user says for this call's intent
@@ -567,14 +568,62 @@ def example_read(domain: Domain, rng: random.Random, seen: Sequence[str]) -> tup
     return None
 
 
+# kinds whose forms are found by trying candidate arguments on a rehearsed state (costly), and
+# the outcome such a candidate must have
+_VARIANT_KINDS = {FaultKind.wrong_argument: "ok", FaultKind.policy_violation: "refused"}
+
+
+def _memo_rehearsals(bp: TaskBlueprint, domain: Domain) -> Callable[[int], Rehearsal]:
+    """``rehearse(bp, domain, stop)``, each ``stop`` played once (the search reads them only)."""
+    memo: dict[int, Rehearsal] = {}
+
+    def at(stop: int) -> Rehearsal:
+        if stop not in memo:
+            memo[stop] = rehearse(bp, domain, stop)
+        return memo[stop]
+
+    return at
+
+
+def _variant_forms(bp: TaskBlueprint, domain: Domain, kind: FaultKind,
+                   rehearsal_at: Callable[[int], Rehearsal], *, settle: bool
+                   ) -> dict[int, list[str]]:
+    """Write index -> the forms of ``kind`` (a key of ``_VARIANT_KINDS``) that write admits.
+    With ``settle``, only whether the kind applies at all: the first form found, at the first
+    write admitting one."""
+    rng = random.Random(0)  # unused by the variants; the signature is shared with the episodes'
+    calls = bp.ground_truth.calls
+    out: dict[int, list[str]] = {}
+    for w, at in enumerate(_writes(bp)):
+        forms: list[str] = []
+        for form in FAULT_FORMS[kind]:
+            if call_variants(domain, rehearsal_at(at), calls[at], form, rng, want=_VARIANT_KINDS[kind],
+                             limit=1):
+                forms.append(form)
+                if settle:
+                    return {w: forms}
+        if forms:
+            out[w] = forms
+    return out
+
+
 def fault_forms(bp: TaskBlueprint, domain: Domain) -> dict[FaultKind, dict[int, list[str]]]:
     """For each fault kind, its targets (a write index; an intent index for outputs and
     statements; a call index for call-level kinds) and the forms each target admits."""
+    return _fault_forms(bp, domain, _memo_rehearsals(bp, domain), settle=False)
+
+
+def _fault_forms(bp: TaskBlueprint, domain: Domain, rehearsal_at: Callable[[int], Rehearsal], *,
+                 settle: bool) -> dict[FaultKind, dict[int, list[str]]]:
+    """``fault_forms``; with ``settle``, the kinds of ``_VARIANT_KINDS`` are only shown to apply
+    (see ``_variant_forms``), the rest in full."""
     rng = random.Random(0)  # only to find out whether a mutation exists; episodes draw their own
     calls = bp.ground_truth.calls
     writes = _writes(bp)
     intents = bp.user.intents
-    out: dict[FaultKind, dict[int, list[str]]] = {}
+    out: dict[FaultKind, dict[int, list[str]]] = {
+        kind: variants for kind in _VARIANT_KINDS
+        if (variants := _variant_forms(bp, domain, kind, rehearsal_at, settle=settle))}
 
     def add(kind: FaultKind, target: int, forms: list[str]) -> None:
         if forms:
@@ -583,15 +632,11 @@ def fault_forms(bp: TaskBlueprint, domain: Domain) -> dict[FaultKind, dict[int, 
     for t in range(len(calls)):
         for kind in (FaultKind.unknown_tool, FaultKind.invalid_arguments, FaultKind.repeated_call,
                      FaultKind.hallucinated_id):
-            add(kind, t, _call_forms(bp, domain, kind, t, rng))
+            add(kind, t, _call_forms(bp, domain, kind, t, rng, rehearsal_at))
     for w, at in enumerate(writes):
         call = calls[at]
         k = call.intent
-        rehearsal = rehearse(bp, domain, at)
-        add(FaultKind.wrong_argument, w, [f for f in FAULT_FORMS[FaultKind.wrong_argument]
-                                          if call_variants(domain, rehearsal, call, f, rng, want="ok")])
-        add(FaultKind.policy_violation, w, [f for f in FAULT_FORMS[FaultKind.policy_violation]
-                                            if call_variants(domain, rehearsal, call, f, rng, want="refused")])
+        rehearsal = rehearsal_at(at)
         ends = ["goodbye_before_write", "after_confirmation", "promise_then_end", "before_slots"]
         if domain.transfer_tool and transfer_arguments(domain) is not None:
             ends.append("transfer")
@@ -616,7 +661,7 @@ def fault_forms(bp: TaskBlueprint, domain: Domain) -> dict[FaultKind, dict[int, 
             forms.append("rounded")
         add(FaultKind.missing_output, k, forms)
     for k, intent in enumerate(intents):
-        state = _report_state(bp, domain, k)
+        state = _report_state(bp, k, rehearsal_at)
         if state is None:
             continue
         rehearsal, write_at = state
@@ -651,11 +696,14 @@ def choose_fault(bp: TaskBlueprint, domain: Domain, rng: random.Random,
     """A fault of a kind (among ``kinds``) that this blueprint admits, uniformly; then a form
     among those the blueprint admits for it, uniformly; then a target admitting that form.
     None if no kind applies."""
-    options = fault_forms(bp, domain)
+    rehearsal_at = _memo_rehearsals(bp, domain)
+    options = _fault_forms(bp, domain, rehearsal_at, settle=True)
     usable = [k for k in kinds if k in options]
     if not usable:
         return None
     kind = rng.choice(usable)
+    if kind in _VARIANT_KINDS:  # now its every target and form
+        options[kind] = _variant_forms(bp, domain, kind, rehearsal_at, settle=False)
     forms = [f for f in FAULT_FORMS[kind] if any(f in fs for fs in options[kind].values())]
     form = rng.choice(forms)
     target = rng.choice(sorted(t for t, fs in options[kind].items() if form in fs))
