@@ -9,6 +9,7 @@ template (microseconds), and the state hash only re-hashes records that changed.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import json
@@ -262,6 +263,15 @@ def _record_digest(table: str, key: str, record: BaseModel) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest(), "big")
 
 
+@functools.lru_cache(maxsize=4096)  # recent texts: an episode asks of the same ones
+def _canonical_ids(id_forms: tuple[tuple[str, str], ...], text: str) -> str:
+    """``Domain.canonical_ids``, remembered: the checks and the fault search ask it of the same
+    ids and tool outputs many times an episode."""
+    for pattern, replacement in id_forms:
+        text = re.sub(pattern, replacement, text)
+    return text
+
+
 class StateHasher:
     """Canonical state hash: the sum (mod 2**256) of sha256 over every (table, key, record).
 
@@ -478,9 +488,7 @@ class Domain(ABC):
 
     def canonical_ids(self, text: str) -> str:
         """``text`` with every id in the domain's canonical form (``id_forms``)."""
-        for pattern, replacement in self.id_forms:
-            text = re.sub(pattern, replacement, text)
-        return text
+        return _canonical_ids(self.id_forms, text)
 
     def claim_records(self, observation: Observation) -> list[Any]:
         """The entities a tool output shows, as ``environments.claims.ClaimRecord``s (their
