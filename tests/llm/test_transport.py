@@ -93,3 +93,59 @@ def test_a_build_of_direct_models_never_imports_litellm(script_server: ScriptSer
     assert result["content"] == ["hello", "hello"] and result["cost"] == [None, None]
     assert result["litellm"] == []
     assert script_server.count("m") == 2
+
+
+@pytest.mark.parametrize(("env", "url", "expected"), [
+    ({}, "http://10.0.0.5:8000/v1", None),
+    ({"HTTP_PROXY": "http://proxy.lan:3128"}, "http://10.0.0.5:8000/v1", "http://proxy.lan:3128"),
+    ({"HTTP_PROXY": "http://proxy.lan:3128"}, "https://10.0.0.5/v1", None),  # by scheme
+    ({"HTTPS_PROXY": "http://proxy.lan:3128"}, "https://10.0.0.5/v1", "http://proxy.lan:3128"),
+    ({"HTTP_PROXY": "http://proxy.lan:3128", "NO_PROXY": "10.0.0.5"}, "http://10.0.0.5:8000/v1", None),
+])
+def test_the_direct_transport_reads_the_proxy_settings(monkeypatch: pytest.MonkeyPatch, env: dict[str, str],
+                                                       url: str, expected: str | None) -> None:
+    from trajforge.simulation.openai_http import env_proxy
+
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert env_proxy(url) == expected
+
+
+def test_the_direct_transport_sends_through_the_configured_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real request through a loopback proxy: it receives the absolute URL of the server."""
+    import asyncio
+
+    from trajforge.simulation.openai_http import OpenAIClient
+
+    seen: list[str] = []
+    answer = json.dumps({"choices": [{"message": {"role": "assistant", "content": "hi"}}]}).encode()
+
+    async def proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        seen.append(head.split(b"\r\n")[0].decode())
+        length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length:"))
+        await reader.readexactly(length)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                     + str(len(answer)).encode() + b"\r\nConnection: close\r\n\r\n" + answer)
+        await writer.drain()
+        writer.close()
+
+    async def main() -> dict:
+        server = await asyncio.start_server(proxy, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        client = OpenAIClient(4)
+        try:
+            return await client.chat("http://10.255.255.1:9/v1", {"model": "m", "messages": []},
+                                     api_key=None, headers=None, timeout=10)
+        finally:
+            await client.aclose()
+            server.close()
+
+    assert asyncio.run(main())["choices"][0]["message"]["content"] == "hi"
+    assert seen == ["POST http://10.255.255.1:9/v1/chat/completions HTTP/1.1"]

@@ -131,6 +131,20 @@ def _error_text(status: int, text: str) -> str:
     return f"HTTP {status}: {detail.splitlines()[0][:300] if detail else 'no body'}"
 
 
+def env_proxy(url: str) -> str | None:
+    """The proxy the environment names for ``url`` (``HTTP_PROXY``/``HTTPS_PROXY`` by its
+    scheme), or None when there is none or ``NO_PROXY`` exempts its host; the standard library's
+    reading of those variables."""
+    from urllib.parse import urlsplit
+    from urllib.request import getproxies, proxy_bypass
+
+    parts = urlsplit(url)
+    proxy = getproxies().get(parts.scheme)
+    if not proxy or (parts.hostname and proxy_bypass(parts.hostname)):
+        return None
+    return proxy
+
+
 class OpenAIClient:
     """One pooled HTTP client for the direct calls of one gateway (so of one event loop), with
     as many connections as the gateway has calls in flight. It never retries: the gateway
@@ -142,10 +156,14 @@ class OpenAIClient:
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise ImportError("the direct transport needs aiohttp: pip install 'trajforge[llm]'") from exc
         self._aiohttp = aiohttp
-        # HTTP(S)_PROXY and NO_PROXY count, as they do for litellm's own aiohttp transport
+        # HTTP(S)_PROXY and NO_PROXY count, as they do for litellm's own aiohttp transport, but
+        # read once per server (``env_proxy``): aiohttp's trust_env reads them, and ~/.netrc,
+        # on a worker thread for every request (two thread hops a call, measured: ~7% of an
+        # LLM-mode build's samples went to handing those to the thread pool)
         self._session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=max_connections), trust_env=True,
+            connector=aiohttp.TCPConnector(limit=max_connections), trust_env=False,
             headers={"User-Agent": "trajforge"})
+        self._proxies: dict[str, str | None] = {}
 
     async def chat(self, api_base: str, body: dict[str, Any], *, api_key: str | None,
                    headers: Mapping[str, str] | None, timeout: float) -> dict[str, Any]:
@@ -156,8 +174,11 @@ class OpenAIClient:
         if headers:
             sent.update(headers)
         try:
+            if api_base not in self._proxies:
+                self._proxies[api_base] = env_proxy(api_base)
             async with self._session.post(f"{api_base.rstrip('/')}/chat/completions", json=body,
-                                          headers=sent, timeout=aiohttp.ClientTimeout(total=timeout)) as response:
+                                          headers=sent, proxy=self._proxies[api_base],
+                                          timeout=aiohttp.ClientTimeout(total=timeout)) as response:
                 status, raw = response.status, await response.read()
                 if status >= 300:
                     text = raw.decode("utf-8", "replace")
