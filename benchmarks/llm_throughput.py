@@ -294,7 +294,7 @@ def render(payload: dict[str, Any]) -> str:
              f"{payload.get('transport', 'litellm')}), server latency "
              f"{payload['latency_ms']:g} ms, concurrency {payload['concurrency']}. Each phase had a "
              "freshly started server.", "",
-             "| phase | processes | model calls | wall s | calls/s | share of bare rate | client CPU ms/call | server CPU ms/call |",
+             "| phase | workers | model calls | wall s | calls/s | share of bare rate | client CPU ms/call | server CPU ms/call |",
              "|---|---|---|---|---|---|---|---|",
              f"| bare `litellm.acompletion` | 1 | {bare['calls']} | {bare['wall_s']:.1f} | "
              f"{bare['calls_per_s']:.1f} | 100% | {bare['client_cpu_ms_per_call']:.2f} | "
@@ -306,7 +306,7 @@ def render(payload: dict[str, Any]) -> str:
             f"{build['client_cpu_ms_per_call']:.2f} | {build['server_cpu_ms_per_call']:.2f} |")
     lines += ["", "From the server's request timeline (in flight measured up to the answer of 95% of the "
               "requests; see the script's note):", "",
-              "| phase | processes | launch to first request s | in-window calls/s | whole-command share of "
+              "| phase | workers | launch to first request s | in-window calls/s | whole-command share of "
               "bare calls/s | mean in flight | ramp to 90% s | min in flight after ramp | time below 90% | "
               "longest below 50% s |", "|---|---|---|---|---|---|---|---|---|---|"]
 
@@ -321,8 +321,10 @@ def render(payload: dict[str, Any]) -> str:
                      f"{_n(w.get('ramp_to_90pct_s'))} | {_n(w.get('inflight_min_after_ramp'), '.0f')} | "
                      f"{_n(w.get('share_below_90pct_after_ramp'), '.1%')} | {_n(w.get('longest_below_half_s'))} |")
     lines += ["", "Build pass rates: " + ", ".join(
-        f"{b['workers']} process(es): {b['pass_rate']:.1%} of {b['episodes']} episodes, "
+        f"{b['workers']} worker(s): {b['pass_rate']:.1%} of {b['episodes']} episodes, "
         f"{b['retries']} retries" for b in payload["builds"]), "",
+        "Workers: batches at once on the default threads runner, all in one process (they share "
+        "its episode loop and the concurrency gate).", "",
         "Client CPU for the build includes process start-up (imports of litellm, about 4 s per "
         "process), blueprint generation, tool execution, verification and Parquet writing.", ""]
     lines.append(f"Load average at the end (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in payload['load_avg_at_end'])} "
