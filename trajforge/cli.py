@@ -146,8 +146,9 @@ def build(
     """Generate, validate, simulate, verify and store a dataset (resumes an unfinished run);
     with --select/--dedup-threshold, then score, deduplicate and select for diversity.
 
-    Runs as a Prefect flow: against PREFECT_API_URL when set, else a temporary local server
-    whose state lives in OUT/.prefect."""
+    Runs as a Prefect flow: against PREFECT_API_URL when set, else the managed local server
+    (started by the first build, reused by the next; orchestration.server: temporary for one
+    whose state lives in OUT/.prefect)."""
     from trajforge.config import load_config
     from trajforge.reporting import build_summary
 
