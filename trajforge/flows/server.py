@@ -23,7 +23,6 @@ build without a configured ``PREFECT_API_URL`` uses one local server per user, k
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import signal
@@ -37,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trajforge.errors import StoreError
+from trajforge.flows.locks import locked
 from trajforge.flows.server_process import INFO_FILE, LEASE_FILE, LOCK_FILE
 
 LOG_FILE = "server.log"
@@ -170,16 +170,6 @@ def _start(home: Path, idle_s: float, timeout_s: float) -> ServerInfo:
     raise StoreError(f"the managed Prefect server did not answer within {timeout_s:.0f} s; see {home / LOG_FILE}")
 
 
-@contextmanager
-def _locked(home: Path) -> Iterator[None]:
-    fd = os.open(home / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
 def _renew(home: Path) -> None:
     (home / LEASE_FILE).touch()
 
@@ -189,7 +179,7 @@ def managed_server(home: Path, idle_s: float, startup_timeout_s: float) -> Itera
     """The managed server, found or started, with its lease renewed until the block ends."""
     began = time.perf_counter()
     home.mkdir(parents=True, exist_ok=True)
-    with _locked(home):
+    with locked(home / LOCK_FILE):
         _renew(home)  # before the check: a server deciding to stop waits for this lock
         info = _read_info(home)
         started = not _usable(info)
@@ -225,7 +215,7 @@ def stop_server(home: Path) -> ServerInfo | None:
     """Stop the managed server under ``home`` (waiting for no build: one still running fails)."""
     if not home.is_dir():
         return None
-    with _locked(home):
+    with locked(home / LOCK_FILE):
         info = _read_info(home)
         if info is None:
             return None

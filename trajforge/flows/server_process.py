@@ -9,12 +9,13 @@ server and renews the lease, so a build never picks a server that is about to st
 from __future__ import annotations
 
 import argparse
-import fcntl
 import os
 import threading
 import time
 from pathlib import Path
 from typing import Any
+
+from trajforge.flows.locks import try_lock
 
 LOCK_FILE = "server.lock"
 LEASE_FILE = "server.lease"
@@ -35,11 +36,8 @@ def _watch(server: Any, home: Path, idle_s: float) -> None:
         time.sleep(POLL_S)
         if idle_for(home) < idle_s:
             continue
-        lock = os.open(home / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:  # a build is checking in: it renews the lease
-            os.close(lock)
+        lock = try_lock(home / LOCK_FILE)
+        if lock is None:  # a build is checking in: it renews the lease
             continue
         if idle_for(home) < idle_s:
             os.close(lock)

@@ -32,7 +32,6 @@ editing a plug-in needs no restart. Only ``trajforge build`` goes through it.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -46,6 +45,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from trajforge.flows.locks import held_elsewhere
 from trajforge.flows.server import server_home
 
 MAX_SOCKET_PATH = 100  # sockaddr_un holds 108 bytes with the terminating NUL; keep a margin
@@ -221,26 +221,11 @@ def _read_info(info_path: Path) -> dict[str, Any] | None:
     return info if isinstance(info, dict) else None
 
 
-def _held(lock_path: Path) -> bool:
-    """A warm process holds the lock (it does for its whole life)."""
-    try:
-        fd = os.open(lock_path, os.O_RDWR)
-    except FileNotFoundError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
-
-
 def warm_status(home: Path | None = None) -> dict[str, Any] | None:
     """The running warm process's info (pid, started_at, fingerprint), or ``None``."""
     _, info_path, lock_path = warm_paths(home)
     info = _read_info(info_path)
-    return info if info is not None and _held(lock_path) else None
+    return info if info is not None and held_elsewhere(lock_path) else None
 
 
 def ensure_warm(idle_s: float, home: Path | None = None) -> bool:
@@ -281,6 +266,6 @@ def stop_warm(home: Path | None = None, wait_s: float = 10.0) -> dict[str, Any] 
     except ProcessLookupError:
         return info
     deadline = time.monotonic() + wait_s
-    while _held(lock_path) and time.monotonic() < deadline:
+    while held_elsewhere(lock_path) and time.monotonic() < deadline:
         time.sleep(0.05)
     return info

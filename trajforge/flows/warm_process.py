@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import fcntl
 import importlib
 import json
 import os
@@ -27,6 +26,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from trajforge.flows.locks import try_lock
 from trajforge.flows.warm import HANDSHAKE_TIMEOUT_S, fingerprint, receive_message, same_code, send_message
 
 # what a build imports on its way to the first episode: trajforge's own modules and the
@@ -121,16 +121,11 @@ def _child(conn: socket.socket, listener: socket.socket, lock: int, request: dic
 
 
 def serve(sock_path: Path, info_path: Path, lock_path: Path, idle_s: float, expected: str) -> int:
-    lock = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     deadline = time.monotonic() + 15.0
-    while True:  # another warm process may still be stopping
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                return 0  # another one runs: it serves
-            time.sleep(0.1)
+    while (lock := try_lock(lock_path, 0o600)) is None:  # another one may still be stopping
+        if time.monotonic() > deadline:
+            return 0  # another one runs: it serves
+        time.sleep(0.1)
     warm_imports()
     mine = fingerprint()
     if mine != expected or threading.active_count() != 1:
