@@ -106,8 +106,16 @@ def test_overview_filter_transcript_tool_call_and_twin(page: Any, server: str, v
     _shot(page, "1-overview")
 
     # filter to a failing check through the form
+    # (a failing check of a faulty episode whose blueprint has a passing one; the injected copy
+    # has a blueprint of its own, so no twin)
+    check, faulty_id = query(out, """SELECT v."check", t.id FROM verdicts v JOIN trajectories t ON t.id = v.trajectory_id
+                                     WHERE NOT v.passed AND t.fault_kind IS NOT NULL AND t.blueprint_id IN
+                                       (SELECT u.blueprint_id FROM verdicts w JOIN trajectories u ON u.id = w.trajectory_id
+                                        GROUP BY u.id, u.blueprint_id HAVING bool_and(w.passed))
+                                     ORDER BY 1, 2 LIMIT 1""")[1][0]
     page.get_by_test_id("nav-trajectories").click()
-    check = page.get_by_test_id("filter-check").locator("option").nth(1).get_attribute("value")
+    options = page.get_by_test_id("filter-check").locator("option").evaluate_all("os => os.map(o => o.value)")
+    assert check in options
     page.get_by_test_id("filter-check").select_option(check)
     page.get_by_test_id("filter-outcome").select_option("failed")
     page.get_by_test_id("apply").click()
@@ -123,7 +131,8 @@ def test_overview_filter_transcript_tool_call_and_twin(page: Any, server: str, v
     _shot(page, "2-filtered-by-check")
 
     # open a faulty one of them (it has a passing twin)
-    faulty = rows.filter(has_text="scripted:faulty").first
+    faulty = page.locator(f'[data-testid="trajectory-row"][data-id="{faulty_id}"]')
+    assert "scripted:faulty" in faulty.inner_text()
     faulty.locator("a").first.click()
     page.wait_for_url(re.compile(r"/t/"))
     assert page.locator(f'[data-testid="verdict"][data-check="{check}"]').get_attribute("data-passed") == "false"
