@@ -25,6 +25,7 @@ from trajforge.schemas import (
     Fault,
     FaultKind,
     RunConfig,
+    Scenario,
     SystemMessage,
     TaskBlueprint,
     ToolCall,
@@ -254,6 +255,20 @@ def test_blueprints_round_trip_through_json_and_arrow(blueprints: list[TaskBluep
     assert back == blueprints
     assert [b.id for b in back] == [b.id for b in blueprints]
     assert back[0].ground_truth.calls[0].arguments == blueprints[0].ground_truth.calls[0].arguments
+    assert any(b.user.scenario.background for b in back)  # the scenario travels in its own column
+
+
+def test_a_blueprint_row_stored_before_scenarios_loads_with_an_empty_one_and_keeps_its_id(
+        blueprints: list[TaskBlueprint]) -> None:
+    """A Parquet file written before the ``scenario`` column: the catalog reads it with
+    ``union_by_name`` (a null), a row from the file itself has no such key."""
+    bp = blueprints[0]
+    old = blueprint_to_row(bp.model_copy(update={"user": bp.user.model_copy(update={"scenario": Scenario()})}), RUN)
+    for row in ({k: v for k, v in old.items() if k != "scenario"}, {**old, "scenario": None}):
+        back = blueprint_from_row(row)
+        assert back.user.scenario == Scenario()
+        assert back.id == bp.id == TaskBlueprint.make_id(back.environment, back.user, back.ground_truth,
+                                                         back.policy_rules)
 
 
 def test_trajectories_round_trip_through_json_and_arrow(trajectories: list[Trajectory]) -> None:

@@ -28,9 +28,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from trajforge.environments.tasks import (
     DEFAULT_IDENTITY,
     DEFAULT_PROSE,
+    DEFAULT_SCENARIO,
     IdentitySpec,
     InstructionSpec,
     ProseSpec,
+    ScenarioSpec,
 )
 from trajforge.errors import PolicyViolation, ToolCrash, ToolError
 from trajforge.schemas.blueprint import StateChange
@@ -396,6 +398,8 @@ class Domain(ABC):
     identity: ClassVar[IdentitySpec] = DEFAULT_IDENTITY
     # how its tasks are put in prose: the user's role in a goal, and a paraphrase's word swaps
     prose: ClassVar[ProseSpec] = DEFAULT_PROSE
+    # what its users bring with them: backgrounds, reasons per intent kind, constraints
+    scenario: ClassVar[ScenarioSpec] = DEFAULT_SCENARIO
     bare_reports: ClassVar[tuple[str, ...]] = ("Done.",)
     # a regex matching the domain's entity ids and contact details, so a user simulator that
     # invents one (not in its profile, not said by the agent) can be caught; None: unchecked

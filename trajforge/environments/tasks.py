@@ -143,6 +143,46 @@ DEFAULT_PROSE = ProseSpec(
 
 
 @dataclass(frozen=True)
+class Situation:
+    """Why a user wants one intent, in the user's own words (first person: I, my, me; never
+    "you", "we" or "our"), over the intent's core slots (``{items}``; never at a sentence's
+    start). ``when``: the slot values it needs (``(("reason", "ordered by mistake"),)``); empty
+    when it fits every task of the kind. It states only what every such task implies: never a
+    fact the task data decides (a payment method, an amount, a date, a status)."""
+
+    text: str
+    when: tuple[tuple[str, str], ...] = ()
+
+    def fits(self, slots: dict[str, str]) -> bool:
+        return all(slots.get(slot) == value for slot, value in self.when)
+
+
+@dataclass(frozen=True)
+class ScenarioSpec:
+    """What a domain's users bring with them, so a blueprint's goal reads as a situation with
+    reasons rather than a list of requests (``generators.scenario`` composes it). Every entry is
+    in the user's own words (as :class:`Situation` says), so the scripted user can say it and the
+    goal puts it in the second person.
+
+    ``backgrounds``: who the user is and what is going on in their life (one or two sentences,
+    no placeholders); ``situations``: per intent kind, why they want it; ``constraints``:
+    preferences and limits that leave the ground truth as it is ("I'd rather not be on this chat
+    for long"); ``fallbacks``: per intent kind, what they would accept if it cannot be done."""
+
+    backgrounds: tuple[str, ...]
+    situations: dict[str, tuple[Situation, ...]] = field(default_factory=dict)
+    constraints: tuple[str, ...] = ()
+    fallbacks: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+# a domain that declares no scenarios: users of no particular service
+DEFAULT_SCENARIO = ScenarioSpec(
+    backgrounds=("I use this service now and then.", "I've used it for a few years.",
+                 "I'm new to this service.", "I don't contact support often."),
+    constraints=("I'd like to get this done quickly.", "I'd rather not repeat myself."))
+
+
+@dataclass(frozen=True)
 class IntentSpec:
     kind: str
     writes: bool

@@ -10,6 +10,7 @@ from trajforge.schemas.blueprint import (
     Persona,
     Provenance,
     RequiredOutput,
+    Scenario,
     StateChange,
     StructuralDescriptors,
     Style,
@@ -41,7 +42,7 @@ from trajforge.schemas.trajectory import (
 __all__ = [
     "AssistantMessage", "BlueprintRejection", "DisclosureStep", "EnvironmentRef", "EpisodeSpec",
     "Fault", "FaultKind", "FunctionSpec", "GroundTruth", "GroundTruthCall", "Intent", "Message",
-    "Persona", "Provenance", "RequiredOutput", "RoleUsage", "RunConfig", "StateChange",
+    "Persona", "Provenance", "RequiredOutput", "RoleUsage", "RunConfig", "Scenario", "StateChange",
     "StructuralDescriptors", "Style", "SystemMessage", "TaskBlueprint", "TerminationReason",
     "ToolCall", "ToolMessage", "ToolSpec", "Trajectory", "UserMessage", "UserSpec", "Verdict",
     "Volunteering", "canonical_json", "content_id",

@@ -24,6 +24,7 @@ from trajforge.schemas.blueprint import (
     ProposalRecord,
     Provenance,
     RequiredOutput,
+    Scenario,
     StateChange,
     StructuralDescriptors,
     TaskBlueprint,
@@ -98,6 +99,7 @@ BLUEPRINT_SCHEMA = pa.schema(
                                ("patience", pa.int8()), ("volunteers", pa.string()),
                                ("traits", pa.list_(pa.string()))])),
         ("goal", pa.string()),
+        ("scenario", pa.string()),  # JSON of schemas.blueprint.Scenario; null: stored before scenarios
         ("known_facts", pa.string()),
         ("hidden_facts", pa.string()),
         ("intents", pa.string()),
@@ -315,6 +317,7 @@ def blueprint_to_row(bp: TaskBlueprint, run_id: str) -> dict[str, Any]:
         "env_seed": bp.environment.seed,
         "persona": u.persona.model_dump(mode="json"),
         "goal": u.goal,
+        "scenario": _json(u.scenario.model_dump(mode="json")),
         "known_facts": _json(u.known_facts),
         "hidden_facts": _json(u.hidden_facts),
         "intents": _json([i.model_dump(mode="json") for i in u.intents]),
@@ -339,6 +342,7 @@ def blueprint_from_row(row: dict[str, Any]) -> TaskBlueprint:
     user = UserSpec(
         persona=Persona(**row["persona"]),
         goal=row["goal"],
+        scenario=Scenario(**json.loads(row["scenario"])) if row.get("scenario") else Scenario(),
         known_facts=json.loads(row["known_facts"]),
         hidden_facts=json.loads(row["hidden_facts"]),
         intents=tuple(Intent(**i) for i in json.loads(row["intents"])),

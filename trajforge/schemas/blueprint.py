@@ -62,9 +62,21 @@ class DisclosureStep(Record):
     value: str | None = None
 
 
+class Scenario(Record):
+    """What the user brings with them, in their own words (first person; ``generators.scenario``):
+    the goal says it in the second person, the scripted user says parts of it. Empty parts were
+    not drawn; a blueprint stored before scenarios has an empty one."""
+
+    background: str = Field(default="", description="who the user is, what is going on in their life")
+    situations: tuple[str, ...] = Field(default=(), description="per intent: why they want it ('' if none)")
+    constraint: str = Field(default="", description="a preference or limit that leaves the outcome as it is")
+    fallbacks: tuple[str, ...] = Field(default=(), description="per intent: what they would accept instead")
+
+
 class UserSpec(Record):
     persona: Persona
     goal: str
+    scenario: Scenario = Field(default_factory=Scenario)
     known_facts: dict[str, str] = Field(description="facts the user volunteers")
     hidden_facts: dict[str, str] = Field(description="facts the user gives only when asked")
     intents: tuple[Intent, ...]
@@ -155,7 +167,8 @@ class TaskBlueprint(Record):
         return content_id(
             {
                 "environment": environment.model_dump(mode="json"),
-                "user": user.model_dump(mode="json"),
+                # the goal says the scenario, so a blueprint stored before scenarios keeps its id
+                "user": user.model_dump(mode="json", exclude={"scenario"}),
                 "calls": [c.model_dump(mode="json") for c in ground_truth.calls],
                 "final_state_hash": ground_truth.final_state_hash,
                 "outputs": [o.model_dump(mode="json") for o in ground_truth.outputs],
