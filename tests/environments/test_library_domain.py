@@ -115,7 +115,7 @@ def test_sampler_is_deterministic(domain: LibraryDomain) -> None:
 
 @pytest.mark.slow
 def test_check_domain(domain: LibraryDomain) -> None:
-    report = check_domain(domain, 300, min_drawn=5)
+    report = check_domain(domain, 450, min_drawn=5)
     assert report.oracle_pass_rate == 1.0, report.examples
     assert report.missed() == {}, report.examples
     for kind in FaultKind:

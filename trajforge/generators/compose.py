@@ -17,6 +17,7 @@ from typing import Any
 from trajforge.environments.base import Domain, Environment, actor_of
 from trajforge.environments.tasks import DraftTask, IntentSpec
 from trajforge.errors import TaskRejected, ToolError
+from trajforge.generators.scenario import goal_text, sample_scenario
 from trajforge.schemas.blueprint import (
     BlueprintRejection,
     DisclosureStep,
@@ -37,7 +38,7 @@ from trajforge.schemas.config import GenerationConfig
 from trajforge.schemas.ids import canonical_json, content_id, hash_seed
 
 GENERATOR = "programmatic"
-VERSION = "1"
+VERSION = "2"  # 2: goals composed from the domain's scenarios (generators.scenario)
 TRAITS = ("impatient", "detail-oriented", "friendly", "skeptical", "apologetic", "busy")
 
 
@@ -55,17 +56,6 @@ def _volunteer(rng: random.Random, persona: Persona) -> bool:
     if persona.volunteers is Volunteering.high:
         return True
     return persona.volunteers is Volunteering.medium and rng.random() < 0.5
-
-
-def _goal_text(domain: Domain, draft: DraftTask) -> str:
-    lines = []
-    for k, intent in enumerate(draft.intents):
-        spec: IntentSpec = domain.intents[intent.kind]
-        request = spec.requests[0].format(**intent.slots)
-        details = ", ".join(f"{s}: {intent.slots[s]}" for s in spec.slots if s in intent.slots)
-        lines.append(f"({k + 1}) {request}" + (f" [{details}]" if details else ""))
-    who = ", ".join(f"{k}: {v}" for k, v in draft.identity.items())
-    return f"You are {domain.prose.role} ({who}). You want: " + " ".join(lines)
 
 
 def _dependency_depth(results: list[str], calls: list[GroundTruthCall]) -> int:
@@ -140,7 +130,9 @@ def compose_blueprint(domain: Domain, draft: DraftTask, rng: random.Random, *, s
     rules = {"authenticate", "own_account"} | ({"confirm"} if writes else set())
     for call in writes:
         rules.update(domain.tool_rules.get(call.name, ()))
-    user = UserSpec(persona=persona, goal=_goal_text(domain, draft), known_facts=known,
+    scenario = sample_scenario(domain.scenario, domain, draft, rng)
+    user = UserSpec(persona=persona, goal=goal_text(domain, draft, scenario, rng), scenario=scenario,
+                    known_facts=known,
                     hidden_facts=hidden, intents=tuple(intents), disclosure=tuple(disclosure))
     ground_truth = GroundTruth(calls=tuple(calls), initial_state_hash=domain.hasher.hash(domain.template),
                                final_state_hash=env.state_hash(), final_state_diff=env.diff(),

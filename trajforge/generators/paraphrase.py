@@ -17,21 +17,22 @@ from collections.abc import Sequence
 
 from trajforge.environments.tasks import DEFAULT_PROSE, ProseSpec
 from trajforge.generators.compose import TRAITS
+from trajforge.generators.scenario import REQUEST_OPENERS
 from trajforge.schemas.blueprint import Persona, Provenance, Style, TaskBlueprint
 
 GENERATOR = "paraphrase"
 VERSION = "1"
 
-GOAL_OPENERS = ("You want:", "Your requests:", "What you need:", "You are hoping to:",
-                "Your goal:")
 _ITEM = re.compile(r"\((\d+)\) (.*?)(?=\s\(\d+\) |$)", re.S)
 
 
 @functools.cache
 def _goal_shape(role: str) -> re.Pattern[str]:
-    """The standard goal text of a domain whose user plays ``role`` (``compose._goal_text``)."""
-    return re.compile(r"^You are " + re.escape(role) + r" \((?P<who>[^)]*)\)\. You want: (?P<rest>.*)$",
-                      re.S)
+    """The goal text ``generators.scenario.goal_text`` writes for a domain whose user plays
+    ``role``: the person, their story (possibly empty), an opener, the numbered requests."""
+    openers = "|".join(re.escape(o) for o in REQUEST_OPENERS)
+    return re.compile(r"^You are " + re.escape(role) + r" \((?P<who>[^)]*)\)\.(?: (?P<story>.*?))?"
+                      r" (?:" + openers + r") (?P<rest>\(1\) .*)$", re.S)
 
 
 def _swap(text: str, rng: random.Random, prose: ProseSpec, rate: float = 0.8) -> str:
@@ -64,14 +65,15 @@ def _reorder_details(item: str, rng: random.Random) -> str:
 
 def paraphrase_goal(goal: str, rng: random.Random, prose: ProseSpec = DEFAULT_PROSE) -> str:
     """Reword a goal text with the domain's ``prose``: role wording, opener, synonyms, detail
-    order, and (for the standard ``You are <role> (...). You want: (1) ... (2) ...`` shape)
-    clause order."""
+    order, and (for the shape ``generators.scenario.goal_text`` writes) clause order; the story is
+    kept, its synonyms swapped."""
     m = _goal_shape(prose.role).match(goal)
     if not m:
         return _swap(goal, rng, prose)
     items = [_reorder_details(_swap(text.strip(), rng, prose), rng) for _, text in _ITEM.findall(m["rest"])]
     persona = rng.choice(prose.roles).format(who=m["who"])
-    body = f"{rng.choice(GOAL_OPENERS)} " + " ".join(f"({k + 1}) {t}" for k, t in enumerate(items))
+    story = _swap(m["story"], rng, prose) + " " if m["story"] else ""
+    body = f"{story}{rng.choice(REQUEST_OPENERS)} " + " ".join(f"({k + 1}) {t}" for k, t in enumerate(items))
     return f"{body} {persona}" if rng.random() < 0.5 else f"{persona} {body}"
 
 
