@@ -199,8 +199,9 @@ def test_hidden_facts_are_revealed_only_after_being_asked(
         for key, value in bp.user.hidden_facts.items():
             if value.lower() in known or len(value) < 4:
                 continue  # the same words are also a volunteered fact
+            said = re.compile(r"\b" + re.escape(value.lower()) + r"\b")  # "size", not in "downsized"
             first = next((i for i, m in enumerate(t.messages)
-                          if isinstance(m, UserMessage) and value.lower() in m.content.lower()), None)
+                          if isinstance(m, UserMessage) and said.search(m.content.lower())), None)
             if first is None:
                 continue  # never needed
             before = next(m for m in reversed(t.messages[:first]) if isinstance(m, AssistantMessage))

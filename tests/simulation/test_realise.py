@@ -85,6 +85,33 @@ def test_played_messages_have_no_lower_case_starts_or_capitalisation_glitches(
     assert not glitches, glitches[:5]
 
 
+def test_the_scripted_user_tells_parts_of_its_scenario_once_each(
+        played: list[tuple[TaskBlueprint, Trajectory]]) -> None:
+    """The background and the constraint come in the opening message, each situation with its
+    request, in some episodes, never twice; a terse or hurried user tells less."""
+    told = {"background": 0, "situation": 0, "constraint": 0}
+    quiet = loud = 0
+    for bp, t in played:
+        scenario = bp.user.scenario
+        said = " ".join(m.content for m in t.messages if isinstance(m, UserMessage))
+        first = next(m.content for m in t.messages if isinstance(m, UserMessage))
+        for part, texts in (("background", [scenario.background]), ("constraint", [scenario.constraint]),
+                            ("situation", list(scenario.situations))):
+            for text in filter(None, texts):
+                core = text[1:].rstrip(".!?")  # its first letter may run on in lower case
+                assert said.count(core) <= 1, (part, text)
+                if core in said:
+                    told[part] += 1
+                    assert part == "situation" or core in first
+        n = sum(1 for text in (scenario.background, *scenario.situations) if text and text[1:-1] in said)
+        if bp.user.persona.style.value in ("terse", "hurried"):
+            quiet += n
+        else:
+            loud += n
+    assert all(n > 10 for n in told.values()), told
+    assert loud > 2 * quiet
+
+
 def test_ground_truth_reads_an_entity_again_only_after_a_change_or_for_an_answer() -> None:
     for name in domain_names():
         domain = shared_domain(name, 300, 0)

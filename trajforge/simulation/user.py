@@ -98,6 +98,14 @@ CLOSING_PARTS: dict[Style, tuple[tuple[str, ...], ...]] = {
 }
 CLOSINGS = {style: compose(*parts) for style, parts in CLOSING_PARTS.items()}
 BYE = tuple(text for texts in CLOSINGS.values() for text in texts)
+# how often the user tells part of their scenario (``UserSpec.scenario``), by verbosity; a terse
+# or hurried user tells half as often. The situation goes with its request (before it, mostly),
+# the background after the greeting, the constraint at the end of the opening.
+TELLS = {1: 0.35, 2: 0.65, 3: 0.9}
+QUIET = (Style.terse, Style.hurried)
+P_BACKGROUND_TOLD = 0.6
+P_CONSTRAINT_TOLD = 0.4
+P_SITUATION_FIRST = 0.65
 LOST = ("Sorry, I'm not sure what you need from me.", "I don't follow, can you help with my request?",
         "Hello? Are you still there?")
 
@@ -122,6 +130,9 @@ class ScriptedUser:
         self.expected = [t for t, c in enumerate(blueprint.ground_truth.calls) if c.kind == "user"]
         self._ucalls = itertools.count(1)
         self._made: dict[str, ToolCall] = {}  # the user's calls awaiting their results
+        persona = blueprint.user.persona
+        self.tells = TELLS[persona.verbosity] * (0.5 if persona.style in QUIET else 1.0)
+        self._told: set[int] = set()  # the intents whose situation has been offered
 
     # --- phrasing ----------------------------------------------------------------------------
 
@@ -161,6 +172,9 @@ class ScriptedUser:
         spec: IntentSpec = self.domain.intents[kind]
         slots = {s: self.values.get(f"{k}.{s}", "") for s in spec.core_slots}
         parts: list[Part | str] = [Part(self.rng.choice(spec.requests), slots)]
+        why = self._situation(k, kind)
+        if why:
+            parts.insert(0 if self.rng.random() < P_SITUATION_FIRST else 1, why)
         if volunteer:
             known = self.bp.user.known_facts
             given = [s for s in spec.slots if s not in spec.core_slots and f"{k}.{s}" in known]
@@ -170,6 +184,19 @@ class ScriptedUser:
                 join = joins.pop() if joins and self.rng.random() < 0.6 else ""
                 parts += [join, self._volunteered(k, slot)]
         return parts
+
+    def _situation(self, k: int, kind: str) -> str:
+        """Why the user wants intent ``k`` (its scenario's situation), offered once, with the
+        request it was written for (not a redirected one), as often as the persona tells."""
+        intent = self.bp.user.intents[k]
+        situations = self.bp.user.scenario.situations
+        if k in self._told or kind != (intent.initial_kind or intent.kind) or k >= len(situations):
+            return ""
+        self._told.add(k)
+        return situations[k] if self.rng.random() < self.tells else ""
+
+    def _told_maybe(self, text: str, share: float) -> list[Part | str]:
+        return [text] if text and self.rng.random() < self.tells * share else []
 
     # --- turns -------------------------------------------------------------------------------
 
@@ -249,10 +276,13 @@ class ScriptedUser:
         return self.rng.choice(options).format(**values) if options else "Okay, done."
 
     def _opening(self) -> str:
-        parts = [self.rng.choice(GREETINGS[self.style]), *self._request(0, self.kinds[0], volunteer=True)]
+        scenario = self.bp.user.scenario
+        parts = [self.rng.choice(GREETINGS[self.style]), *self._told_maybe(scenario.background, P_BACKGROUND_TOLD),
+                 *self._request(0, self.kinds[0], volunteer=True)]
         known = self.bp.user.known_facts
         if any(group[0] in known for group in self.domain.identity.factors):
             parts.append(self._identity())
+        parts += self._told_maybe(scenario.constraint, P_CONSTRAINT_TOLD)
         return self._wrap(parts, lead=False)
 
     def _framed(self, frames: tuple[str, ...], slot: str, parts: Sequence[Part | str]) -> str:
