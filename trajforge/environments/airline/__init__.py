@@ -10,6 +10,7 @@ from trajforge.environments.airline.data import AirlineState, build_airline_stat
 from trajforge.environments.airline.phrasing import BARE_REPORTS, IDENTITY, INTENTS, PROSE, SLOTS
 from trajforge.environments.airline.policy import POLICY_TEXT, RULES, TOOL_RULES
 from trajforge.environments.airline.reports import report_facts
+from trajforge.environments.airline.scenario import SCENARIO
 from trajforge.environments.airline.tasks import AirlineTaskSampler
 from trajforge.environments.airline.tools import AirlineTools
 from trajforge.environments.base import Domain, Observation, ReportFacts, State, ToolKind
@@ -28,6 +29,7 @@ class AirlineDomain(Domain):
     slots = SLOTS
     identity = IDENTITY
     prose = PROSE
+    scenario = SCENARIO
     bare_reports = BARE_REPORTS
     entity_pattern = (r"\b[A-Z]{2}\d{3}[A-Z]\b|\bHA\d{3}\b|\b[a-z]+_[a-z]+_\d{4}\b|"
                       r"\b(?:credit_card|gift_card|certificate)_\d{7}\b|[\w.+-]+@[\w-]+(?:\.[\w-]+)+")

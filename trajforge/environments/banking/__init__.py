@@ -16,6 +16,7 @@ from trajforge.environments.banking.data import BankingState, build_banking_stat
 from trajforge.environments.banking.phrasing import BARE_REPORTS, IDENTITY, INTENTS, PROSE, SLOTS
 from trajforge.environments.banking.policy import POLICY_TEXT, RULES, TOOL_RULES
 from trajforge.environments.banking.reports import report_facts
+from trajforge.environments.banking.scenario import SCENARIO
 from trajforge.environments.banking.tasks import BankingTaskSampler
 from trajforge.environments.banking.tools import BankingTools
 from trajforge.environments.base import Domain, Observation, ReportFacts, State
@@ -34,6 +35,7 @@ class BankingDomain(Domain):
     slots = SLOTS
     identity = IDENTITY
     prose = PROSE
+    scenario = SCENARIO
     bare_reports = BARE_REPORTS
     entity_pattern = claims.ENTITY_PATTERN
     id_forms = claims.ID_FORMS

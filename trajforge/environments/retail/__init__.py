@@ -12,6 +12,7 @@ from trajforge.environments.retail.data import RetailState, build_retail_state
 from trajforge.environments.retail.phrasing import BARE_REPORTS, IDENTITY, INTENTS, PROSE, SLOTS
 from trajforge.environments.retail.policy import POLICY_TEXT, RULES, TOOL_RULES
 from trajforge.environments.retail.reports import report_facts
+from trajforge.environments.retail.scenario import SCENARIO
 from trajforge.environments.retail.tasks import RetailTaskSampler
 from trajforge.environments.retail.tools import RetailTools
 
@@ -28,6 +29,7 @@ class RetailDomain(Domain):
     slots = SLOTS
     identity = IDENTITY
     prose = PROSE
+    scenario = SCENARIO
     bare_reports = BARE_REPORTS
     entity_pattern = r"#W\d{7}|\b\d{10}\b|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b\d{5}\b"
     id_forms = claims.ID_FORMS

@@ -26,6 +26,7 @@ from trajforge.environments.telecom.phrasing import (
 )
 from trajforge.environments.telecom.policy import POLICY_TEXT, RULES, TOOL_RULES
 from trajforge.environments.telecom.reports import report_facts
+from trajforge.environments.telecom.scenario import SCENARIO
 from trajforge.environments.telecom.tasks import TelecomTaskSampler
 from trajforge.environments.telecom.tools import TelecomTools
 
@@ -42,6 +43,7 @@ class TelecomDomain(Domain):
     slots = SLOTS
     identity = IDENTITY
     prose = PROSE
+    scenario = SCENARIO
     bare_reports = BARE_REPORTS
     instructions = INSTRUCTIONS
     user_tables = frozenset({"devices"})
