@@ -148,3 +148,19 @@ def test_the_goal_tells_the_drawn_scenario_in_the_second_person() -> None:
                 assert rest in goal
         assert not re.search(r"\b(I|my|me|I'm)\b", goal.split("(1)")[0].replace(domain.prose.role, ""))
     assert 30 < backgrounds < 60  # the background is drawn in most goals, not all
+
+
+def test_situations_are_joined_each_with_its_own_connective_and_keep_an_acronym() -> None:
+    from trajforge.generators.scenario import ALSO
+    from trajforge.schemas import Scenario
+
+    domain = load_domain("airline", 200, 0)
+    sampler = domain.task_sampler()
+    rng = random.Random(3)
+    draft = sampler.sample(rng, 3, p_indirect=0.0, p_revision=0.0, p_redirect=0.0, p_read_only=0.0)
+    texts = ("I need this sorted.", "ID checks worry me.", "My plans changed.")
+    for seed in range(20):
+        goal = goal_text(domain, draft, Scenario(situations=texts, fallbacks=("", "", "")), random.Random(seed))
+        joins = [j for j in ALSO if f"{j} " in goal]
+        assert len(joins) == 2, goal
+        assert "ID checks worry you." in goal and "your plans changed." in goal, goal

@@ -95,13 +95,17 @@ def goal_text(domain: Domain, draft: DraftTask, scenario: Scenario, rng: random.
     if scenario.background:
         story.append(second_person(scenario.background))
     said = 0
+    joins = rng.sample(ALSO, len(ALSO))  # no join twice in one goal
     for text in scenario.situations:
         if not text:
             continue
         sentence = second_person(text)
         if said:
-            join = rng.choice(ALSO)
-            sentence = f"{join} {sentence[0].lower()}{sentence[1:]}"  # it starts with a word, never a value
+            join = joins[(said - 1) % len(joins)]
+            first = sentence.split(" ", 1)[0]
+            if first[1:] == first[1:].lower():  # a word, never a value; "ID" keeps its capitals
+                sentence = sentence[0].lower() + sentence[1:]
+            sentence = f"{join} {sentence}"
         story.append(sentence)
         said += 1
     tail = [second_person(t) for t in (scenario.constraint, *scenario.fallbacks) if t]

@@ -396,7 +396,7 @@ _SITUATIONS: dict[str, tuple[tuple[Any, ...], ...]] = {
         ("My company's travel system flagged a mismatch between the booking and the traveler "
          "records.",),
         ("The hotel reservation has the spelling right, and I want the flight to match it.",),
-        ("English is my second language, and I slipped on a letter while typing a name.",),
+        ("Writing in my second language, I slipped on a letter while typing a name.",),
         ("My phone screen is cracked, and I must have hit the wrong key while booking.",),
         ("A name on this reservation isn't spelled the way it appears on the passport, and that "
          "worries me.",),
