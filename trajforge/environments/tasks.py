@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from trajforge.errors import TaskRejected  # noqa: F401 - its old home; imported from here too
+from trajforge.schemas.blueprint import Outcome
 
 
 @dataclass
@@ -40,6 +41,8 @@ class DraftIntent:
     revision: tuple[str, str] | None = None  # (slot, value the user says first)
     initial_kind: str | None = None  # asked first, then redirected to ``kind``
     initial_slots: dict[str, str] = field(default_factory=dict)
+    # a refused intent: the write(s) the user asks for, which the policy forbids after ``calls``
+    refused: list[DraftCall] = field(default_factory=list)
 
 
 @dataclass
@@ -147,8 +150,9 @@ class Situation:
     """Why a user wants one intent, in the user's own words (first person: I, my, me; never
     "you", "we" or "our"), over the intent's core slots (``{items}``; never at a sentence's
     start). ``when``: the slot values it needs (``(("reason", "ordered by mistake"),)``); empty
-    when it fits every task of the kind. It states only what every such task implies: never a
-    fact the task data decides (a payment method, an amount, a date, a status)."""
+    when it fits every task of the kind. It states only what every such task implies, or the
+    values of ``when`` (drawn only when the user volunteers those facts, never when the agent must
+    ask for them): never another fact the task data decides (an amount, a date, a status)."""
 
     text: str
     when: tuple[tuple[str, str], ...] = ()
@@ -191,6 +195,10 @@ class IntentSpec:
     requests: tuple[str, ...]  # user's ways to state it, over core slots
     actions: tuple[str, ...]  # agent's confirmation descriptions, over slots and the target's id
     reports: tuple[str, ...]  # agent's completion reports, over outputs
+    # what a correct agent ends with: the request done, refused under the policy (a read-only
+    # intent whose reports state the blocking facts and the rule), or handed to a human (its
+    # last call is the transfer tool); "refused" and "transferred" make a task policy-bound
+    outcome: Outcome = "done"
 
 
 def pick(rng: random.Random, options: tuple[str, ...], **values: str) -> str:

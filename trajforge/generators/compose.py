@@ -38,7 +38,8 @@ from trajforge.schemas.config import GenerationConfig
 from trajforge.schemas.ids import canonical_json, content_id, hash_seed
 
 GENERATOR = "programmatic"
-VERSION = "2"  # 2: goals composed from the domain's scenarios (generators.scenario)
+VERSION = "3"  # 2: goals composed from the domain's scenarios (generators.scenario); 3: policy-bound
+# draws (GenerationConfig.p_policy_bound), value-conditioned situations only for facts the user tells
 TRAITS = ("impatient", "detail-oriented", "friendly", "skeptical", "apologetic", "busy")
 
 
@@ -109,13 +110,16 @@ def compose_blueprint(domain: Domain, draft: DraftTask, rng: random.Random, *, s
         if intent.initial_kind:
             disclosure.append(DisclosureStep(intent=k, action="redirect", trigger="on_confirmation",
                                              value=intent.kind))
-        intents.append(Intent(kind=intent.kind, slots=intent.slots, initial_kind=intent.initial_kind))
+        intents.append(Intent(kind=intent.kind, slots=intent.slots, initial_kind=intent.initial_kind,
+                              outcome=domain.intents[intent.kind].outcome))
 
     calls: list[GroundTruthCall] = [GroundTruthCall(name=c.name, arguments=c.arguments, kind=c.kind,
                                                     intent=0, needs=c.needs)
                                     for c in draft.auth_calls]
     outputs: list[RequiredOutput] = []
     burdens: list[int] = []
+    refused = [GroundTruthCall(name=c.name, arguments=c.arguments, kind=c.kind, intent=k, needs=c.needs)
+               for k, intent in enumerate(draft.intents) for c in intent.refused]
     for k, intent in enumerate(draft.intents):
         offset = len(calls)
         calls += [GroundTruthCall(name=c.name, arguments=c.arguments, kind=c.kind, intent=k,
@@ -130,13 +134,13 @@ def compose_blueprint(domain: Domain, draft: DraftTask, rng: random.Random, *, s
     rules = {"authenticate", "own_account"} | ({"confirm"} if writes else set())
     for call in writes:
         rules.update(domain.tool_rules.get(call.name, ()))
-    scenario = sample_scenario(domain.scenario, domain, draft, rng)
+    scenario = sample_scenario(domain.scenario, domain, draft, rng, hidden)
     user = UserSpec(persona=persona, goal=goal_text(domain, draft, scenario, rng), scenario=scenario,
                     known_facts=known,
                     hidden_facts=hidden, intents=tuple(intents), disclosure=tuple(disclosure))
     ground_truth = GroundTruth(calls=tuple(calls), initial_state_hash=domain.hasher.hash(domain.template),
                                final_state_hash=env.state_hash(), final_state_diff=env.diff(),
-                               outputs=tuple(outputs))
+                               outputs=tuple(outputs), refused=tuple(refused))
     environment = EnvironmentRef(domain=domain.name, size=domain.size, seed=domain.seed)
     policy_rules = tuple(sorted(rules))
     structure = StructuralDescriptors(
@@ -212,7 +216,17 @@ class BlueprintCheck:
 
 def validate_blueprint(bp: TaskBlueprint, domain: Domain) -> BlueprintCheck:
     """Execute the ground truth on a fresh state: every call succeeds, no policy rule breaks,
-    the final state hash matches, and each required output is in its call's result."""
+    the final state hash matches, each required output is in its call's result, and each
+    intent's calls end as its kind's ``outcome`` says (a refusal writes nothing and the write it
+    refuses breaks a rule once its calls have run, a hand-over ends with the transfer tool)."""
+    for k, intent in enumerate(bp.user.intents):
+        own = [c for c in bp.ground_truth.calls if c.intent == k]
+        if intent.outcome == "refused" and any(c.kind == "write" for c in own):
+            return BlueprintCheck(False, "outcome_mismatch", f"intent {k} {intent.kind} is refused but writes")
+        if intent.outcome == "transferred" and (not own or own[-1].name != domain.transfer_tool):
+            return BlueprintCheck(False, "outcome_mismatch",
+                                  f"intent {k} {intent.kind} is handed over but does not end with "
+                                  f"{domain.transfer_tool}")
     env = domain.environment()
     authenticated: str | None = None
     results: list[str] = []
@@ -230,6 +244,11 @@ def validate_blueprint(bp: TaskBlueprint, domain: Domain) -> BlueprintCheck:
         results.append(_result_text(result))
         if call.name in domain.auth_tools:
             authenticated = str(result)
+        last = i + 1 == len(bp.ground_truth.calls) or bp.ground_truth.calls[i + 1].intent != call.intent
+        for refused in (r for r in bp.ground_truth.refused if last and r.intent == call.intent):
+            if not domain.policy_breaches(env.state, refused.name, refused.arguments, authenticated):
+                return BlueprintCheck(False, "outcome_mismatch",
+                                      f"intent {call.intent} refuses {refused.name}, which breaks no rule")
     if env.state_hash() != bp.ground_truth.final_state_hash:
         return BlueprintCheck(False, "state_mismatch", "replayed final state differs")
     for out in bp.ground_truth.outputs:
@@ -238,16 +257,50 @@ def validate_blueprint(bp: TaskBlueprint, domain: Domain) -> BlueprintCheck:
     return BlueprintCheck(True)
 
 
+POLICY_TRIES = 12  # extra draws for a blueprint drawn to be policy-bound
+
+
+def _stream(*key: object) -> random.Random:
+    return random.Random(int.from_bytes(hashlib.sha256(":".join(map(str, key)).encode()).digest()[:8], "big"))
+
+
+def policy_bound(domain: Domain, draft: DraftTask) -> bool:
+    """Whether a correct agent refuses one of ``draft``'s intents or hands one over."""
+    return any(domain.intents[i.kind].outcome != "done" for i in draft.intents)
+
+
+def _draft(domain: Domain, sampler: Any, config: GenerationConfig, seed: int,
+           rng: random.Random) -> DraftTask:
+    """The blueprint's task. One in ``p_policy_bound`` (its own stream, so the others are the
+    tasks they would be without it) is drawn again, from a stream per try, until one holds a
+    refusal or a hand-over, up to ``POLICY_TRIES`` times; the first draw stands if none does."""
+    n_intents = rng.randint(config.min_intents, config.max_intents)
+
+    def sample(r: random.Random) -> DraftTask:
+        return sampler.sample(r, n_intents, p_indirect=config.p_indirect_reference,
+                              p_revision=config.p_revision, p_redirect=config.p_redirect,
+                              p_read_only=config.p_read_only_intent)
+
+    draft = sample(rng)
+    if policy_bound(domain, draft) or _stream("bound", seed).random() >= config.p_policy_bound:
+        return draft
+    for attempt in range(POLICY_TRIES):
+        try:
+            other = sample(_stream("bound", seed, attempt))
+        except TaskRejected:
+            continue
+        if policy_bound(domain, other):
+            return other
+    return draft
+
+
 def _generate_one(domain: Domain, sampler: Any, config: GenerationConfig,
                   run_id: str, index: int) -> TaskBlueprint | BlueprintRejection:
     seed = blueprint_seed(config.seed, index)
     rng = random.Random(seed)
-    n_intents = rng.randint(config.min_intents, config.max_intents)
     bp_id = None
     try:
-        draft = sampler.sample(rng, n_intents, p_indirect=config.p_indirect_reference,
-                               p_revision=config.p_revision, p_redirect=config.p_redirect,
-                               p_read_only=config.p_read_only_intent)
+        draft = _draft(domain, sampler, config, seed, rng)
         bp = compose_blueprint(domain, draft, rng, seed=seed, index=index)
         bp_id = bp.id
         check = validate_blueprint(bp, domain)
@@ -264,7 +317,7 @@ def _generate_one(domain: Domain, sampler: Any, config: GenerationConfig,
 def _copy_rng(seed: int, index: int) -> random.Random:
     """The near-copy draw for index ``i`` uses its own stream, so originals are the same
     blueprints whatever ``near_copy_share`` is."""
-    return random.Random(int.from_bytes(hashlib.sha256(f"copy:{seed}:{index}".encode()).digest()[:8], "big"))
+    return _stream("copy", seed, index)
 
 
 def is_near_copy(config: GenerationConfig, index: int) -> bool:

@@ -112,6 +112,7 @@ BLUEPRINT_SCHEMA = pa.schema(
         ("final_state_diff", pa.string()),
         ("outputs", pa.list_(pa.struct([("intent", pa.int32()), ("key", pa.string()),
                                         ("value", pa.string()), ("after_call", pa.int32())]))),
+        ("refused", pa.string()),  # JSON of GroundTruth.refused; null: stored before refusals
         ("policy_rules", pa.list_(pa.string())),
         ("structure", pa.struct([("n_intents", pa.int32()), ("write_count", pa.int32()),
                                  ("read_count", pa.int32()),
@@ -328,6 +329,7 @@ def blueprint_to_row(bp: TaskBlueprint, run_id: str) -> dict[str, Any]:
         "final_state_hash": gt.final_state_hash,
         "final_state_diff": _diff_json(gt.final_state_diff),
         "outputs": [o.model_dump() for o in gt.outputs],
+        "refused": _json([c.model_dump(mode="json") for c in gt.refused]),
         "policy_rules": list(bp.policy_rules),
         "structure": bp.structure.model_dump(mode="json"),
         "generator": p.generator,
@@ -356,6 +358,7 @@ def blueprint_from_row(row: dict[str, Any]) -> TaskBlueprint:
         final_state_hash=row["final_state_hash"],
         final_state_diff=_diff_from_json(row["final_state_diff"]),
         outputs=tuple(RequiredOutput(**o) for o in row["outputs"]),
+        refused=tuple(GroundTruthCall(**c) for c in json.loads(row["refused"])) if row.get("refused") else (),
     )
     return TaskBlueprint(
         id=row["id"],

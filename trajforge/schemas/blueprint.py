@@ -40,12 +40,18 @@ class Persona(Record):
     traits: tuple[str, ...] = ()
 
 
+# what a correct agent ends an intent with: done, refused under the policy, handed to a human
+Outcome = Literal["done", "refused", "transferred"]
+
+
 class Intent(Record):
     """One thing the user wants. ``slots`` hold the final user-facing values (after revisions)."""
 
     kind: str
     slots: dict[str, str] = Field(default_factory=dict)
     initial_kind: str | None = Field(default=None, description="what the user asks first, if redirected")
+    outcome: Outcome = Field(
+        default="done", description="what a correct agent ends with (the kind's IntentSpec.outcome)")
 
 
 DisclosureAction = Literal["reveal_intent", "revise", "redirect"]
@@ -118,6 +124,9 @@ class GroundTruth(Record):
     final_state_hash: str
     final_state_diff: tuple[StateChange, ...]
     outputs: tuple[RequiredOutput, ...]
+    refused: tuple[GroundTruthCall, ...] = Field(
+        default=(), description="per refused intent, the write the user asks for: the policy forbids "
+                                "it once the intent's calls have run (generation checks it)")
 
 
 class StructuralDescriptors(Record):
@@ -160,6 +169,11 @@ class TaskBlueprint(Record):
     def domain(self) -> str:
         return self.environment.domain
 
+    @property
+    def policy_bound(self) -> bool:
+        """Whether a correct agent refuses an intent under the policy or hands one to a human."""
+        return any(i.outcome != "done" for i in self.user.intents)
+
     @staticmethod
     def make_id(environment: EnvironmentRef, user: UserSpec, ground_truth: GroundTruth,
                 policy_rules: tuple[str, ...]) -> str:
@@ -167,12 +181,17 @@ class TaskBlueprint(Record):
         return content_id(
             {
                 "environment": environment.model_dump(mode="json"),
-                # the goal says the scenario, so a blueprint stored before scenarios keeps its id
-                "user": user.model_dump(mode="json", exclude={"scenario"}),
+                # the goal says the scenario and the kind decides the outcome, so a blueprint stored
+                # before either keeps its id
+                "user": user.model_dump(mode="json", exclude={"scenario": True,
+                                                               "intents": {"__all__": {"outcome"}}}),
                 "calls": [c.model_dump(mode="json") for c in ground_truth.calls],
                 "final_state_hash": ground_truth.final_state_hash,
                 "outputs": [o.model_dump(mode="json") for o in ground_truth.outputs],
                 "policy_rules": list(policy_rules),
+                # only when there is one, so a blueprint stored before refusals keeps its id
+                **({"refused": [c.model_dump(mode="json") for c in ground_truth.refused]}
+                   if ground_truth.refused else {}),
             },
             prefix="bp_",
         )

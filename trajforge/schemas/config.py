@@ -108,6 +108,9 @@ class GenerationConfig(Record):
     p_revision: float = Field(default=0.25, ge=0, le=1)
     p_redirect: float = Field(default=0.15, ge=0, le=1)
     p_read_only_intent: float = Field(default=0.15, ge=0, le=1)
+    p_policy_bound: float = Field(default=0.15, ge=0, le=1,
+                                  description="share of blueprints drawn to hold a refusal or a "
+                                              "hand-over (IntentSpec.outcome); the others may too")
     proposer: ProposerConfig | None = Field(default=None, description="None: the programmatic generator")
     near_copy_share: float = Field(default=0.0, ge=0, le=0.9,
                                    description="share of blueprints that are paraphrased copies "
