@@ -123,7 +123,7 @@ INTENTS: dict[str, IntentSpec] = {
                  "departure from {origin} at {departure_time}."),
     ),
     "cancel_refused": IntentSpec(
-        "cancel_refused", writes=False, core_slots=(), slots=("reservation",),
+        "cancel_refused", writes=False, outcome="refused", core_slots=(), slots=("reservation",),
         requests=_CANCEL_REQUESTS, actions=(),
         reports=("I'm sorry, I can't cancel reservation {reservation_id}: it was booked on {booked}, more "
                  "than 24 hours ago, it is in {cabin}, it has no travel insurance, and the airline has "
@@ -135,7 +135,7 @@ INTENTS: dict[str, IntentSpec] = {
                  "hours, insurance, business, or a flight the airline cancelled."),
     ),
     "expense_transfer": IntentSpec(
-        "expense_transfer", writes=False, core_slots=(), slots=("reservation", "expense"),
+        "expense_transfer", writes=False, outcome="transferred", core_slots=(), slots=("reservation", "expense"),
         requests=("One of my flights was disrupted and I had extra costs. I want them reimbursed.",
                   "My flight was messed up and I had to pay out of pocket. Can I get reimbursed?"),
         actions=(),

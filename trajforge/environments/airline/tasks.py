@@ -213,8 +213,12 @@ class _Builder(TaskBuilder):
         if not at:
             raise TaskRejected("already_read", reservation.id)
         calls = reads + self.status_reads(reservation, ("reservation",))
+        # the write asked for (its reason fixed: no draw, the other tasks stay as they were)
+        refused = DraftCall("cancel_reservation", {"reservation_id": reservation.id, "reason": "change of plan"},
+                            "write", ("reservation",))
         return DraftIntent("cancel_refused", {"reservation": ref}, calls,
-                           [DraftOutput("booked", reservation.created_at[:10], at[0])], burden)
+                           [DraftOutput("booked", reservation.created_at[:10], at[0])], burden,
+                           refused=[refused])
 
     def _disrupted(self, r: Reservation) -> list[Flight]:
         return [f for f in leg_flights(self.state, r) if f.status in ("cancelled", "delayed")]

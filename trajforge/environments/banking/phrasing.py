@@ -157,7 +157,7 @@ INTENTS: dict[str, IntentSpec] = {
                  "{dispute_id} is {dispute_status}."),
     ),
     "dispute_refused": IntentSpec(
-        "dispute_refused", writes=False, core_slots=("charge",), slots=("account", "charge"),
+        "dispute_refused", writes=False, outcome="refused", core_slots=("charge",), slots=("account", "charge"),
         requests=_DISPUTE_REQUESTS,
         actions=(),
         reports=("Transaction {transaction_id} at {merchant} is still {status}. Only posted "
@@ -174,7 +174,7 @@ INTENTS: dict[str, IntentSpec] = {
                  "{dispute_id}. A charge can only be disputed once."),
     ),
     "dispute_escalated": IntentSpec(
-        "dispute_escalated", writes=False, core_slots=("charge",), slots=("account", "charge"),
+        "dispute_escalated", writes=False, outcome="transferred", core_slots=("charge",), slots=("account", "charge"),
         requests=_DISPUTE_REQUESTS,
         actions=(),
         reports=("I'm handing this over to a colleague who handles large disputes.",),

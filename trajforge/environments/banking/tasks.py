@@ -223,8 +223,11 @@ class _Builder(TaskBuilder):
             output = DraftOutput("status", txn.status, at)
         else:
             output = DraftOutput("date", txn.date, at)
+        # the write asked for (its reason fixed: no draw, the other tasks stay as they were)
+        refused = DraftCall("dispute_transaction", {"transaction_id": txn.id, "reason": DISPUTE_REASONS[0]},
+                            "write", ("account", "charge"))
         return DraftIntent("dispute_refused", {"account": ref, "charge": described}, calls, [output],
-                           len(calls))
+                           len(calls), refused=[refused])
 
     def _dispute_escalated(self) -> DraftIntent:
         account, txn = self.transaction(

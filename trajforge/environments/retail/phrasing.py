@@ -165,6 +165,19 @@ INTENTS: dict[str, IntentSpec] = {
                  "set your account address to {address}"),
         reports=("Your profile address is now {address}.", "Your account address is updated."),
     ),
+    "cancel_refused": IntentSpec(
+        "cancel_refused", writes=False, outcome="refused", core_slots=(), slots=("order",),
+        requests=("I need to cancel an order.", "Can you cancel one of my orders?",
+                  "I'd like to cancel my order."),
+        actions=(),
+        # the blocking fact is the status; no other status word, or it would read as a claim
+        reports=("I'm sorry, I can't cancel order {order_id}: it is already {status}. Our policy allows a "
+                 "cancellation only while an order waits to be prepared, before the warehouse starts on it.",
+                 "Unfortunately order {order_id} can no longer be cancelled: it is {status}, and an order "
+                 "can only be cancelled before the warehouse begins preparing it.",
+                 "Order {order_id} is {status}, so I'm not able to cancel it. Cancelling is possible only "
+                 "until the warehouse starts preparing an order."),
+    ),
     "order_status": IntentSpec(
         "order_status", writes=False, core_slots=(), slots=("order",),
         requests=("Can you tell me the status of an order?", "Where is my order at?",

@@ -201,6 +201,22 @@ SITUATIONS: dict[str, tuple[Situation, ...]] = {
         Situation("I was only testing whether a coupon code worked and didn't realize the purchase "
                   "had gone through.", (("reason", "ordered by mistake"),)),
     ),
+    "cancel_refused": (
+        Situation("I've changed my mind about that order and hope it isn't too late to stop it."),
+        Situation("A shop near my office sells the same things, and I'd rather pick them up there."),
+        Situation("My sister already bought me what was in that order as a surprise."),
+        Situation("I placed that order in a rush before a trip that has since been called off."),
+        Situation("Seeing the order confirmation again, I realized I'd picked the wrong things."),
+        Situation("The project I ordered those supplies for was cancelled at work this week."),
+        Situation("My landlord told me I can't use what I bought in the apartment."),
+        Situation("A colleague is giving away the very same things, so that order is wasted money."),
+        Situation("I ordered it for a hobby I've since given up on."),
+        Situation("Reviews I read afterwards put me off the whole order."),
+        Situation("My budget took a hit from a car repair, and that order has to go."),
+        Situation("I only placed the order to reach free shipping and regret it now."),
+        Situation("My partner and I both ordered the same things without telling each other."),
+        Situation("It was an impulse buy after a long day, and I've had second thoughts ever since."),
+    ),
     "modify_address": (
         Situation("I'll be at my parents' place for a few weeks, and I'd like the order to meet me "
                   "there."),
@@ -537,6 +553,14 @@ FALLBACKS: dict[str, tuple[str, ...]] = {
         "If a cancellation isn't possible, hearing what my options are would be enough.",
         "I'd make do with a return after delivery if the cancellation doesn't go through.",
         "Waiting for it to arrive and dealing with it then is acceptable if it can't be stopped.",
+    ),
+    "cancel_refused": (
+        "If it's too late to cancel, I'd at least like to know why.",
+        "Should the cancellation not be possible, I can live with keeping the order.",
+        "If nothing can be done right now, a clear explanation is all I need.",
+        "If the order can't be stopped, I'll deal with it once it's with me.",
+        "Keeping the order is fine if the rules really don't allow a cancellation.",
+        "If cancelling is off the table, hearing what my options are would be enough.",
     ),
     "modify_address": (
         "If the address can't be changed, I'll arrange for someone to be at the original one.",

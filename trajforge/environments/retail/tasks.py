@@ -28,18 +28,21 @@ from trajforge.environments.tasks import (
 )
 from trajforge.schemas.blueprint import TaskBlueprint
 
+# cancel_refused: a cancellation the policy forbids (the order is past pending); the user asks for
+# a write, the correct agent reads the order and refuses
 READ_ONLY_KINDS = ("order_status", "product_price")
 WRITE_KINDS = ("cancel_order", "modify_address", "modify_payment", "modify_items", "return_items",
-               "exchange_items", "update_profile_address")
+               "exchange_items", "update_profile_address", "cancel_refused")
 # the order statuses an intent's target must have (None: the intent needs no order)
 ORDER_STATUSES: dict[str, tuple[str, ...] | None] = {
     "cancel_order": ("pending",), "modify_address": ("pending",), "modify_payment": ("pending",),
     "modify_items": ("pending",), "return_items": ("delivered",), "exchange_items": ("delivered",),
     "order_status": ("pending", "processed", "shipped", "delivered", "cancelled"),
+    "cancel_refused": ("processed", "shipped", "delivered"),
     "update_profile_address": None, "product_price": None}
 KINDS = KindMix(READ_ONLY_KINDS, WRITE_KINDS,
                 weights={"cancel_order": 3, "modify_address": 2, "modify_payment": 2, "modify_items": 2,
-                         "return_items": 4, "exchange_items": 3},
+                         "return_items": 4, "exchange_items": 3, "cancel_refused": 1},
                 once=frozenset({"update_profile_address", "product_price"}))
 
 
@@ -254,6 +257,18 @@ class _Builder(TaskBuilder):
             raise TaskRejected("already_read", order.id)
         return DraftIntent("order_status", {"order": ref}, reads,
                            [DraftOutput("status", order.status, at[0])], burden)
+
+    def _cancel_refused(self) -> DraftIntent:
+        order = self.pick_order(("processed", "shipped", "delivered"))
+        ref, reads, burden = self.order_ref(order)
+        at = [i for i, c in enumerate(reads) if c.arguments.get("order_id") == order.id]
+        if not at:
+            raise TaskRejected("already_read", order.id)
+        # the write asked for (its reason fixed: no draw, the other tasks stay as they were)
+        refused = DraftCall("cancel_pending_order", {"order_id": order.id, "reason": CANCEL_REASONS[0]},
+                            "write", ("order",))
+        return DraftIntent("cancel_refused", {"order": ref}, reads,
+                           [DraftOutput("status", order.status, at[0])], burden, refused=[refused])
 
     def _product_price(self) -> DraftIntent:
         product = self.rng.choice(list(self.state.products.values()))

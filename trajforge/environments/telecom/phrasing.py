@@ -99,7 +99,7 @@ INTENTS: dict[str, IntentSpec] = {
                  "is ready."),
     ),
     "roaming_refused": IntentSpec(
-        "roaming_refused", writes=False, core_slots=("line",), slots=("line",),
+        "roaming_refused", writes=False, outcome="refused", core_slots=("line",), slots=("line",),
         requests=("I'm abroad and my phone {line} has no service. Can you turn on roaming?",
                   "Please enable roaming on {line}, I'm travelling.",
                   "My line {line} has no signal abroad, I need roaming switched on."),
@@ -169,7 +169,7 @@ INTENTS: dict[str, IntentSpec] = {
                  "Bill {bill_id}: ${amount}, due {due_date}, currently {bill_status}."),
     ),
     "outage": IntentSpec(
-        "outage", writes=False, core_slots=("line",), slots=("line",),
+        "outage", writes=False, outcome="transferred", core_slots=("line",), slots=("line",),
         requests=("My phone {line} has had no service at home since this morning.",
                   "There's no signal on {line} at my place, nothing works.",
                   "My line {line} shows no service at home."),

@@ -130,8 +130,9 @@ class _Builder(TaskBuilder):
         if not reads:
             raise TaskRejected("already_read", bill)
         calls += reads
+        refused = DraftCall("enable_roaming", {"phone_number": n}, "write", ("line",))
         return DraftIntent("roaming_refused", {"line": n}, calls,
-                           [DraftOutput("bill_status", "overdue", len(calls) - 1)], 2)
+                           [DraftOutput("bill_status", "overdue", len(calls) - 1)], 2, refused=[refused])
 
     def _change_plan(self) -> DraftIntent:
         line = self.pick_line(lambda x: x.status == "active" and not x.plan_changed_this_cycle)
