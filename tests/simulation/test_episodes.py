@@ -364,8 +364,17 @@ def _trace(kind: FaultKind, domain: RetailDomain, bp: TaskBlueprint, t: Trajecto
     truth_writes = [{"name": c.name, **c.arguments} for c in bp.ground_truth.calls if c.kind == "write"]
     if kind is FaultKind.wrong_argument:
         return len(writes) == len(truth_writes) and [a for _, a in writes] != truth_writes
-    if kind is FaultKind.unconfirmed_write:
-        return sum(is_confirmation_request(x) for x in texts) < len(truth_writes)
+    if kind is FaultKind.unconfirmed_write:  # a write with no confirmation request since the last one
+        asked = False
+        for m in t.messages:
+            if isinstance(m, AssistantMessage):
+                asked = asked or is_confirmation_request(m.content or "")
+                for c in m.tool_calls:
+                    if c.name in domain.tools and domain.tools[c.name].kind.value == "write":
+                        if not asked:
+                            return True
+                        asked = False
+        return False
     if kind is FaultKind.hallucinated_id:
         return any(m.is_error and ("not found" in m.content or "is not in order" in m.content)
                    for m in tool_msgs)

@@ -3,21 +3,23 @@
 
 A scenario is a background (who the user is, what is going on in their life), per intent why
 they want it (a :class:`~trajforge.environments.tasks.Situation` that fits the intent's slots),
-a constraint or preference that leaves the ground truth as it is, and per writing intent what
-they would accept if it cannot be done. The domain writes every entry in the user's own words
-(first person), so the scripted user can say them; the goal text puts them in the second person
-(``second_person``), in a varied order and frame, before the requests. Nothing here knows a
-domain: an entry's placeholders are the intent's core slots.
+a constraint or preference that leaves the ground truth as it is, and per writing intent (or a
+refused one: the user asked for a write) what they would accept if it cannot be done. The domain
+writes every entry in the user's own words (first person), so the scripted user can say them;
+the goal text puts them in the second person (``second_person``), in a varied order and frame,
+before the requests. Nothing here knows a domain: an entry's placeholders are the intent's core
+slots.
 
 Not every part is drawn every time (a goal with everything in it reads like a form): the
 background in 85% of goals, a situation per intent in 90%, a constraint in 60%, a fallback per
-writing intent in 35%. The shares are here, once.
+writing or refused intent in 35%. The shares are here, once.
 """
 
 from __future__ import annotations
 
 import random
 import re
+from collections.abc import Collection
 
 from trajforge.environments.base import Domain
 from trajforge.environments.tasks import DraftIntent, DraftTask, IntentSpec, ScenarioSpec
@@ -53,23 +55,29 @@ def _slots(intent: DraftIntent) -> dict[str, str]:
     return {**intent.slots, **intent.initial_slots} if intent.initial_kind else dict(intent.slots)
 
 
-def sample_scenario(scenario: ScenarioSpec, domain: Domain, draft: DraftTask, rng: random.Random) -> Scenario:
-    """One scenario for ``draft``: each part drawn as the module docstring says."""
+def sample_scenario(scenario: ScenarioSpec, domain: Domain, draft: DraftTask, rng: random.Random,
+                    hidden: Collection[str] = ()) -> Scenario:
+    """One scenario for ``draft``: each part drawn as the module docstring says. ``hidden``: the
+    fact keys (``"<intent>.<slot>"``) the user holds back until asked; a situation that fits on a
+    slot's value (``Situation.when``) says that value, so it is drawn only when the user does not
+    hold the fact back (the agent would otherwise hear it before it asks)."""
     situations: list[str] = []
     fallbacks: list[str] = []
     used: set[str] = set()
-    for intent in draft.intents:
+    for k, intent in enumerate(draft.intents):
         kind = intent.initial_kind or intent.kind
         spec: IntentSpec = domain.intents[kind]
         values = _slots(intent)
-        fitting = [s for s in scenario.situations.get(kind, ()) if s.fits(values) and s.text not in used]
+        fitting = [s for s in scenario.situations.get(kind, ()) if s.fits(values) and s.text not in used
+                   and not any(f"{k}.{slot}" in hidden for slot, _ in s.when)]
         core = {s: values.get(s, "") for s in spec.core_slots}
         situation = rng.choice(fitting).text if fitting and rng.random() < P_SITUATION else ""
         situations.append(situation.format_map(core))
         final_spec: IntentSpec = domain.intents[intent.kind]
         options = [t for t in scenario.fallbacks.get(intent.kind, ()) if t not in used]
         final = {s: intent.slots.get(s, "") for s in final_spec.core_slots}
-        fallback = rng.choice(options) if options and final_spec.writes and rng.random() < P_FALLBACK else ""
+        asks_write = final_spec.writes or final_spec.outcome == "refused"  # a refusal: a write asked for
+        fallback = rng.choice(options) if options and asks_write and rng.random() < P_FALLBACK else ""
         fallbacks.append(fallback.format_map(final))
         used.update((situation, fallback))  # two intents of one kind never tell the same entry
     background = rng.choice(scenario.backgrounds) if scenario.backgrounds and rng.random() < P_BACKGROUND else ""
