@@ -101,7 +101,8 @@ def test_reward_is_one_for_a_passing_episode_and_partial_for_a_fault():
 
     domain = load_domain("retail", 300, 0)
     bp = next(b for b in generate_blueprints(domain, GenerationConfig(n_blueprints=20, seed=5), "r", 0, 20)
-              if isinstance(b, TaskBlueprint) and b.structure.write_count >= 1)
+              if isinstance(b, TaskBlueprint)
+              and any(c.intent == 0 and c.kind == "write" for c in b.ground_truth.calls))  # a fault target
 
     def play(fault):
         agent = ScriptedAgent(bp, domain, random.Random(1), fault=fault)

@@ -30,7 +30,8 @@ SMALL = ["--set", "max_train_rows=4", "--set", "max_eval_rows=1", "--set", "copy
 def dataset(tmp_path_factory):
     root = tmp_path_factory.mktemp("minilm")
     data, export = root / "data", root / "export"
-    result = runner.invoke(app, ["build", "--n", "30", "--out", str(data), "--quiet",
+    # 50: the test split (a hash of each family) must not come out empty
+    result = runner.invoke(app, ["build", "--n", "50", "--out", str(data), "--quiet",
                                  "--set", "generation.max_intents=1"])
     assert result.exit_code == 0, result.output
     result = runner.invoke(app, ["export", "--out", str(data), "--to", str(export), "--format", "sft"])
