@@ -18,8 +18,10 @@ build plays them (``simulation.batch.simulate_batch``), verified by every check.
   It's ..."), over every user and agent message.
 - **The oracle's reads**: calls to a read tool identical (name and canonical JSON arguments) to
   an earlier read of the episode with no write in between.
-- **Outcomes**: the share of single-request tasks; tool errors; refusals (an agent message with
-  no call right after a tool error on a write); transfers (a call of the domain's
+- **Outcomes**: the share of single-request tasks; the share of policy-bound blueprints
+  (``TaskBlueprint.policy_bound``) and the requests whose correct outcome is a refusal; tool
+  errors; refusals after a failed write (an agent message with no call right after a tool error
+  on a write); transfers (a call of the domain's
   ``transfer_tool``); oracle pass rate (every check).
 
 Twenty transcripts per domain go to ``benchmarks/results/samples/<stem>-<domain>.md``.
@@ -206,6 +208,8 @@ def surface(name: str, played: list[tuple[Any, Any, bool]], size: int, seed: int
         counts["episodes"] += 1
         counts["oracle_passed"] += passed
         counts["single_request"] += len(bp.user.intents) == 1
+        counts["policy_bound"] += bp.policy_bound
+        counts["refused_intents"] += sum(i.outcome == "refused" for i in bp.user.intents)
         counts["repeated_reads"] += repeated_reads(t.messages, domain)
         unchanged = unchanged_rereads(t.messages, domain)
         counts["unchanged_rereads"] += unchanged
@@ -261,6 +265,8 @@ def surface(name: str, played: list[tuple[Any, Any, bool]], size: int, seed: int
         "repeated_reads_any_per_1000": round(counts["repeated_reads_any"] * per_k, 1),
         "episodes_with_repeated_reads_per_1000": round(counts["episodes_with_repeated_reads"] * per_k, 1),
         "single_request_share": round(counts["single_request"] / n, 3),
+        "policy_bound_share": round(counts["policy_bound"] / n, 3),
+        "refused_intents_per_1000": round(counts["refused_intents"] * per_k, 1),
         "tool_errors_per_1000": round(counts["tool_errors"] * per_k, 1),
         "refusals_per_1000": round(counts["refusals"] * per_k, 1),
         "transfers_per_1000": round(counts["transfers"] * per_k, 1),
@@ -355,7 +361,10 @@ ROWS = (
      lambda d: d["episodes_with_repeated_reads_per_1000"]),
     ("single-request share", lambda d: d["single_request_share"]),
     ("tool errors / 1,000", lambda d: d["tool_errors_per_1000"]),
-    ("refusals / 1,000", lambda d: d["refusals_per_1000"]),
+    ("policy-bound blueprint share (a refusal or a hand-over)", lambda d: d.get("policy_bound_share", "-")),
+    ("requests the policy refuses (oracle refuses, no write) / 1,000",
+     lambda d: d.get("refused_intents_per_1000", "-")),
+    ("refusals after a failed write / 1,000", lambda d: d["refusals_per_1000"]),
     ("transfers / 1,000", lambda d: d["transfers_per_1000"]),
     ("oracle pass rate (every check)", lambda d: d["oracle_pass_rate"]),
 )
