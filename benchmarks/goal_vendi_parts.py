@@ -21,6 +21,7 @@ would give, measured before making it.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from pathlib import Path
@@ -32,18 +33,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, command_line, machine_info, machine_markdown, utc_now, write_results
 from realism import vendi_samples
 
-from trajforge.generators.scenario import REQUEST_OPENERS
+from trajforge.generators.paraphrase import goal_shape
 
 DOMAINS = ("retail", "airline", "banking", "telecom")
-_SHAPE = re.compile(r"^(?P<person>You are [^(]*\((?P<who>[^)]*)\)\.) ?(?P<story>.*?)(?P<requests>(?:"
-                    + "|".join(map(re.escape, REQUEST_OPENERS)) + r") \(1\) .*)$", re.S)
 
 
-def parts(goal: str) -> dict[str, str]:
-    m = _SHAPE.match(goal)
+def parts(goal: str, role: str) -> dict[str, str]:
+    m = goal_shape(role).match(goal)
     if m is None:
         raise ValueError(f"not the goal_text shape: {goal[:80]}")
-    person, story, requests = m["person"], m["story"].strip(), m["requests"]
+    person, story = f"You are {role} ({m['who']}).", (m["story"] or "").strip()
+    requests = goal[m.end("story") if m["story"] else m.end("who") + 2:].strip()
     bare = re.sub(r" \[[^\]]*\]", "", requests)
     return {"goal": goal, "story": f"{person} {story}".strip(), "story, no person": story,
             "requests": requests, "person last": f"{story} {requests} {person}".strip(),
@@ -63,7 +63,7 @@ def measure(blueprints: int, samples: int) -> dict[str, Any]:
         domain = load_domain(name, 300, 0)
         goals = [b.user.goal for b in generate_blueprints(domain, GenerationConfig(), "realism", 0, blueprints)
                  if isinstance(b, TaskBlueprint)]
-        split = [parts(g) for g in goals]
+        split = [parts(g, domain.prose.role) for g in goals]
         out[name] = {}
         for key in split[0]:
             X = embedder.embed([p[key] for p in split])
@@ -99,7 +99,6 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=5)
     parser.add_argument("--results", type=Path, default=RESULTS)
     args = parser.parse_args()
-    import os
     load = [round(x, 2) for x in os.getloadavg()]
     payload = {"date": utc_now(), "command": command_line(), "load": load, "blueprints": args.blueprints,
                "samples": args.samples, "machine": machine_info(), "results": measure(args.blueprints, args.samples)}

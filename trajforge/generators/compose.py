@@ -7,7 +7,6 @@ by executing its ground truth on a fresh state before any dialogue is simulated.
 
 from __future__ import annotations
 
-import hashlib
 import random
 import re
 from collections.abc import Iterator
@@ -35,7 +34,7 @@ from trajforge.schemas.blueprint import (
     Volunteering,
 )
 from trajforge.schemas.config import GenerationConfig
-from trajforge.schemas.ids import canonical_json, content_id, hash_seed
+from trajforge.schemas.ids import canonical_json, content_id, hash_seed, hash_stream
 
 GENERATOR = "programmatic"
 VERSION = "3"  # 2: goals composed from the domain's scenarios (generators.scenario); 3: policy-bound
@@ -260,10 +259,6 @@ def validate_blueprint(bp: TaskBlueprint, domain: Domain) -> BlueprintCheck:
 POLICY_TRIES = 12  # extra draws for a blueprint drawn to be policy-bound
 
 
-def _stream(*key: object) -> random.Random:
-    return random.Random(int.from_bytes(hashlib.sha256(":".join(map(str, key)).encode()).digest()[:8], "big"))
-
-
 def policy_bound(domain: Domain, draft: DraftTask) -> bool:
     """Whether a correct agent refuses one of ``draft``'s intents or hands one over."""
     return any(domain.intents[i.kind].outcome != "done" for i in draft.intents)
@@ -282,11 +277,11 @@ def _draft(domain: Domain, sampler: Any, config: GenerationConfig, seed: int,
                               p_read_only=config.p_read_only_intent)
 
     draft = sample(rng)
-    if policy_bound(domain, draft) or _stream("bound", seed).random() >= config.p_policy_bound:
+    if policy_bound(domain, draft) or hash_stream("bound", seed).random() >= config.p_policy_bound:
         return draft
     for attempt in range(POLICY_TRIES):
         try:
-            other = sample(_stream("bound", seed, attempt))
+            other = sample(hash_stream("bound", seed, attempt))
         except TaskRejected:
             continue
         if policy_bound(domain, other):
@@ -317,7 +312,7 @@ def _generate_one(domain: Domain, sampler: Any, config: GenerationConfig,
 def _copy_rng(seed: int, index: int) -> random.Random:
     """The near-copy draw for index ``i`` uses its own stream, so originals are the same
     blueprints whatever ``near_copy_share`` is."""
-    return _stream("copy", seed, index)
+    return hash_stream("copy", seed, index)
 
 
 def is_near_copy(config: GenerationConfig, index: int) -> bool:

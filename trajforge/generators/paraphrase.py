@@ -27,7 +27,7 @@ _ITEM = re.compile(r"\((\d+)\) (.*?)(?=\s\(\d+\) |$)", re.S)
 
 
 @functools.cache
-def _goal_shape(role: str) -> re.Pattern[str]:
+def goal_shape(role: str) -> re.Pattern[str]:
     """The goal text ``generators.scenario.goal_text`` writes for a domain whose user plays
     ``role``: the person, their story (possibly empty), an opener, the numbered requests."""
     openers = "|".join(re.escape(o) for o in REQUEST_OPENERS)
@@ -67,7 +67,7 @@ def paraphrase_goal(goal: str, rng: random.Random, prose: ProseSpec = DEFAULT_PR
     """Reword a goal text with the domain's ``prose``: role wording, opener, synonyms, detail
     order, and (for the shape ``generators.scenario.goal_text`` writes) clause order; the story is
     kept, its synonyms swapped."""
-    m = _goal_shape(prose.role).match(goal)
+    m = goal_shape(prose.role).match(goal)
     if not m:
         return _swap(goal, rng, prose)
     items = [_reorder_details(_swap(text.strip(), rng, prose), rng) for _, text in _ITEM.findall(m["rest"])]

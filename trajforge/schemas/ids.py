@@ -8,14 +8,25 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from typing import Any
+
+
+def _digest64(*parts: Any) -> int:
+    """The first 8 bytes of the SHA-256 of ``parts`` joined with ``:``, as an unsigned int."""
+    return int.from_bytes(hashlib.sha256(":".join(str(p) for p in parts).encode()).digest()[:8], "big")
 
 
 def hash_seed(*parts: Any) -> int:
     """A seed derived from ``parts`` (joined with ``:``): the first 8 bytes of their SHA-256 as
     a non-negative int that fits a signed 64-bit column, independent of every other draw."""
-    digest = hashlib.sha256(":".join(str(p) for p in parts).encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> 1
+    return _digest64(*parts) >> 1
+
+
+def hash_stream(*parts: Any) -> random.Random:
+    """A random stream of its own for ``parts``, independent of every other draw (seeded with
+    the full 8 bytes, not ``hash_seed``'s 63 bits: the streams generation has always drawn)."""
+    return random.Random(_digest64(*parts))
 
 
 def normalize(value: Any) -> Any:
