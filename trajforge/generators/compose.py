@@ -16,8 +16,10 @@ from typing import Any
 from trajforge.environments.base import Domain, Environment, actor_of
 from trajforge.environments.tasks import DraftTask, IntentSpec
 from trajforge.errors import TaskRejected, ToolError
+from trajforge.generators.behaviours import admitted, draw_behaviours, labelled
 from trajforge.generators.scenario import goal_text, sample_scenario
 from trajforge.schemas.blueprint import (
+    Behaviour,
     BlueprintRejection,
     DisclosureStep,
     EnvironmentRef,
@@ -37,8 +39,9 @@ from trajforge.schemas.config import GenerationConfig
 from trajforge.schemas.ids import canonical_json, content_id, hash_seed, hash_stream
 
 GENERATOR = "programmatic"
-VERSION = "3"  # 2: goals composed from the domain's scenarios (generators.scenario); 3: policy-bound
-# draws (GenerationConfig.p_policy_bound), value-conditioned situations only for facts the user tells
+VERSION = "4"  # 2: goals composed from the domain's scenarios (generators.scenario); 3: policy-bound
+# draws (GenerationConfig.p_policy_bound), value-conditioned situations only for facts the user tells;
+# 4: user behaviours (generators.behaviours)
 TRAITS = ("impatient", "detail-oriented", "friendly", "skeptical", "apologetic", "busy")
 
 
@@ -77,8 +80,16 @@ def _topology(calls: list[GroundTruthCall]) -> str:
     return ">".join(names)
 
 
+P_BEHAVIOUR: float = GenerationConfig.model_fields["p_behaviour"].default
+
+
 def compose_blueprint(domain: Domain, draft: DraftTask, rng: random.Random, *, seed: int,
-                      index: int, generator: str = GENERATOR, version: str = VERSION) -> TaskBlueprint:
+                      index: int, generator: str = GENERATOR, version: str = VERSION,
+                      p_behaviour: float = P_BEHAVIOUR,
+                      behaviours: tuple[Behaviour, ...] | None = None) -> TaskBlueprint:
+    """The blueprint of ``draft``. Its user's behaviours are drawn (``p_behaviour``, from a
+    stream of their own) unless ``behaviours`` are given (a variant keeps its parent's, where
+    the task admits them)."""
     persona = sample_persona(rng)
     known: dict[str, str] = {}
     hidden: dict[str, str] = {}
@@ -134,9 +145,12 @@ def compose_blueprint(domain: Domain, draft: DraftTask, rng: random.Random, *, s
     for call in writes:
         rules.update(domain.tool_rules.get(call.name, ()))
     scenario = sample_scenario(domain.scenario, domain, draft, rng, hidden)
+    options = admitted(domain, hidden, intents, disclosure)
+    chosen = (set(behaviours) & set(options) if behaviours is not None
+              else draw_behaviours(options, hash_stream("behaviours", seed), p_behaviour))
     user = UserSpec(persona=persona, goal=goal_text(domain, draft, scenario, rng), scenario=scenario,
-                    known_facts=known,
-                    hidden_facts=hidden, intents=tuple(intents), disclosure=tuple(disclosure))
+                    known_facts=known, hidden_facts=hidden, intents=tuple(intents),
+                    disclosure=tuple(disclosure), behaviours=labelled(chosen, intents))
     ground_truth = GroundTruth(calls=tuple(calls), initial_state_hash=domain.hasher.hash(domain.template),
                                final_state_hash=env.state_hash(), final_state_diff=env.diff(),
                                outputs=tuple(outputs), refused=tuple(refused))
@@ -296,7 +310,7 @@ def _generate_one(domain: Domain, sampler: Any, config: GenerationConfig,
     bp_id = None
     try:
         draft = _draft(domain, sampler, config, seed, rng)
-        bp = compose_blueprint(domain, draft, rng, seed=seed, index=index)
+        bp = compose_blueprint(domain, draft, rng, seed=seed, index=index, p_behaviour=config.p_behaviour)
         bp_id = bp.id
         check = validate_blueprint(bp, domain)
     except TaskRejected as exc:

@@ -39,7 +39,7 @@ from trajforge.simulation.llm import EpisodeLedger, Gateway, ledgers_cost
 from trajforge.simulation.llm_agent import episode_tag
 
 GENERATOR = "llm_proposer"
-VERSION = "1"
+VERSION = "2"  # 2: user behaviours (generators.behaviours)
 
 
 class ProposedCall(Record):
@@ -216,7 +216,8 @@ async def propose_blueprint(gateway: Gateway, config: ProposerConfig, generation
         try:
             draft = parse_proposal(text, domain).to_draft()
             bp = compose_blueprint(domain, draft, random.Random(seed), seed=seed, index=index,
-                                   generator=GENERATOR, version=VERSION)
+                                   generator=GENERATOR, version=VERSION,
+                                   p_behaviour=generation.p_behaviour)
             check = validate_blueprint(bp, domain)
         except TaskRejected as exc:
             check = BlueprintCheck(False, exc.reason, exc.detail)
@@ -299,7 +300,8 @@ def scripted_blueprints(domain: Domain, generation: GenerationConfig, start: int
         try:
             draft = ProposedTask.from_draft(scripted_draft(domain, sampler, generation, seed)).to_draft()
             out.append(compose_blueprint(domain, draft, random.Random(seed), seed=seed, index=index,
-                                         generator=GENERATOR, version=VERSION))
+                                         generator=GENERATOR, version=VERSION,
+                                         p_behaviour=generation.p_behaviour))
         except TaskRejected:
             continue
     return out

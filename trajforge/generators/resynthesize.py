@@ -36,7 +36,7 @@ from trajforge.schemas.blueprint import EnvironmentRef, Provenance, TaskBlueprin
 from trajforge.schemas.ids import hash_seed
 
 GENERATOR = "resynthesis"
-VERSION = "1"
+VERSION = "2"  # 2: a variant keeps its parent's user behaviours (generators.behaviours)
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,8 @@ def resynthesize(parent: TaskBlueprint, domain: Domain, *, n: int, seed: int,
         try:
             draft = sampler.sample_planned(rng, plan)
             composed = compose_blueprint(domain, draft, rng, seed=vseed, index=attempt,
-                                         generator=GENERATOR, version=VERSION)
+                                         generator=GENERATOR, version=VERSION,
+                                         behaviours=parent.user.behaviours)
         except TaskRejected as exc:
             rejected.append((exc.reason, exc.detail))
             continue

@@ -1,6 +1,7 @@
 """Records: pydantic models and their Arrow schemas. No I/O, no logic beyond validation."""
 
 from trajforge.schemas.blueprint import (
+    Behaviour,
     BlueprintRejection,
     DisclosureStep,
     EnvironmentRef,
@@ -40,7 +41,7 @@ from trajforge.schemas.trajectory import (
 )
 
 __all__ = [
-    "AssistantMessage", "BlueprintRejection", "DisclosureStep", "EnvironmentRef", "EpisodeSpec",
+    "AssistantMessage", "Behaviour", "BlueprintRejection", "DisclosureStep", "EnvironmentRef", "EpisodeSpec",
     "Fault", "FaultKind", "FunctionSpec", "GroundTruth", "GroundTruthCall", "Intent", "Message",
     "Persona", "Provenance", "RequiredOutput", "RoleUsage", "RunConfig", "Scenario", "StateChange",
     "StructuralDescriptors", "Style", "SystemMessage", "TaskBlueprint", "TerminationReason",

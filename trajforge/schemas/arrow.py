@@ -14,6 +14,7 @@ from typing import Any
 import pyarrow as pa
 
 from trajforge.schemas.blueprint import (
+    Behaviour,
     BlueprintRejection,
     DisclosureStep,
     EnvironmentRef,
@@ -104,6 +105,7 @@ BLUEPRINT_SCHEMA = pa.schema(
         ("hidden_facts", pa.string()),
         ("intents", pa.string()),
         ("disclosure", pa.string()),
+        ("behaviours", pa.list_(pa.string())),  # null: stored before behaviours
         ("calls", pa.list_(pa.struct([("name", pa.string()), ("arguments", pa.string()),
                                       ("kind", pa.string()), ("intent", pa.int32()),
                                       ("needs", pa.list_(pa.string()))]))),
@@ -323,6 +325,7 @@ def blueprint_to_row(bp: TaskBlueprint, run_id: str) -> dict[str, Any]:
         "hidden_facts": _json(u.hidden_facts),
         "intents": _json([i.model_dump(mode="json") for i in u.intents]),
         "disclosure": _json([d.model_dump(mode="json") for d in u.disclosure]),
+        "behaviours": [str(b) for b in u.behaviours],
         "calls": [{"name": c.name, "arguments": _json(c.arguments), "kind": c.kind,
                    "intent": c.intent, "needs": list(c.needs)} for c in gt.calls],
         "initial_state_hash": gt.initial_state_hash,
@@ -349,6 +352,7 @@ def blueprint_from_row(row: dict[str, Any]) -> TaskBlueprint:
         hidden_facts=json.loads(row["hidden_facts"]),
         intents=tuple(Intent(**i) for i in json.loads(row["intents"])),
         disclosure=tuple(DisclosureStep(**d) for d in json.loads(row["disclosure"])),
+        behaviours=tuple(Behaviour(b) for b in row.get("behaviours") or ()),
     )
     ground_truth = GroundTruth(
         calls=tuple(GroundTruthCall(name=c["name"], arguments=json.loads(c["arguments"]),

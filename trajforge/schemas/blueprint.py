@@ -32,6 +32,21 @@ class Volunteering(StrEnum):
     high = "high"
 
 
+class Behaviour(StrEnum):
+    """What the user does beyond giving facts, a labelled property of the blueprint
+    (``UserSpec.behaviours``). The scripted user acts each out once, at the turn written here;
+    the scripted agent answers it in its next message."""
+
+    corrects_detail = "corrects_detail"  # the first detail with digits it says is wrong, corrected at once
+    question_back = "question_back"  # answers the agent's first question with a question
+    withholds_detail = "withholds_detail"  # won't give the first detail asked until told why it is needed
+    off_topic = "off_topic"  # brings up something unrelated with its first answer
+    impatient = "impatient"  # complains about the time it takes, with its first answer
+    asks_human = "asks_human"  # asks for a person in its opening (its requests are the agent's to handle)
+    price_second_thoughts = "price_second_thoughts"  # changes its mind when a confirmation names a price
+    ends_unhappy = "ends_unhappy"  # says it is unhappy in its closing: an intent was refused
+
+
 class Persona(Record):
     style: Style
     verbosity: int = Field(ge=1, le=3)
@@ -87,6 +102,8 @@ class UserSpec(Record):
     hidden_facts: dict[str, str] = Field(description="facts the user gives only when asked")
     intents: tuple[Intent, ...]
     disclosure: tuple[DisclosureStep, ...]
+    behaviours: tuple[Behaviour, ...] = Field(
+        default=(), description="what the user does beyond giving facts, in Behaviour's order")
 
     def fact(self, key: str) -> str | None:
         return self.known_facts.get(key, self.hidden_facts.get(key))
@@ -183,12 +200,14 @@ class TaskBlueprint(Record):
                 "environment": environment.model_dump(mode="json"),
                 # the goal says the scenario and the kind decides the outcome, so a blueprint stored
                 # before either keeps its id
-                "user": user.model_dump(mode="json", exclude={"scenario": True,
+                "user": user.model_dump(mode="json", exclude={"scenario": True, "behaviours": True,
                                                                "intents": {"__all__": {"outcome"}}}),
                 "calls": [c.model_dump(mode="json") for c in ground_truth.calls],
                 "final_state_hash": ground_truth.final_state_hash,
                 "outputs": [o.model_dump(mode="json") for o in ground_truth.outputs],
                 "policy_rules": list(policy_rules),
+                # only when there are any, so a blueprint stored before them keeps its id
+                **({"behaviours": [str(b) for b in user.behaviours]} if user.behaviours else {}),
                 # only when there is one, so a blueprint stored before refusals keeps its id
                 **({"refused": [c.model_dump(mode="json") for c in ground_truth.refused]}
                    if ground_truth.refused else {}),

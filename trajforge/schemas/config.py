@@ -111,6 +111,9 @@ class GenerationConfig(Record):
     p_policy_bound: float = Field(default=0.15, ge=0, le=1,
                                   description="share of blueprints drawn to hold a refusal or a "
                                               "hand-over (IntentSpec.outcome); the others may too")
+    p_behaviour: float = Field(default=0.5, ge=0, le=1,
+                               description="share of blueprints whose user does one or two things "
+                                           "beyond giving facts (schemas.blueprint.Behaviour)")
     proposer: ProposerConfig | None = Field(default=None, description="None: the programmatic generator")
     near_copy_share: float = Field(default=0.0, ge=0, le=0.9,
                                    description="share of blueprints that are paraphrased copies "

@@ -28,7 +28,7 @@ from typing import Any
 from trajforge.environments.base import Domain, Observation, ReportFacts
 from trajforge.environments.dialogue import is_affirmative
 from trajforge.environments.tasks import IntentSpec, SlotSpec
-from trajforge.schemas.blueprint import TaskBlueprint
+from trajforge.schemas.blueprint import Behaviour, TaskBlueprint
 from trajforge.schemas.messages import (
     AssistantMessage,
     Message,
@@ -85,10 +85,31 @@ APOLOGY = ("Sorry, I can't do that: {rule}", "My apologies, that is not allowed.
            "That didn't go through, because {rule_lower}")
 GOODBYE = ("I think that covers it. Have a nice day!", "Alright, we're all done here. Goodbye!")
 ACK = ("Thanks. ", "Got it. ", "Thank you. ", "Okay. ", "")
+# what the agent says first, before going on, to a user's behaviour (``schemas.blueprint.Behaviour``)
+ON_BEHAVIOUR: dict[Behaviour, tuple[str, ...]] = {
+    Behaviour.asks_human: compose(("I understand.", "", "Of course, I hear you."),
+                                  ("I can take care of this for you right here, though.",
+                                   "I can sort this out for you myself, and it shouldn't take long.",
+                                   "This is something I can handle directly, so there's no need to wait for someone.")),
+    Behaviour.question_back: compose(("Fair question.", "Good question.", "Sure."),
+                                     ("I need it to make sure I'm working on the right account and record.",
+                                      "Without it I can't find the right record or make any change.",
+                                      "It's how I make sure I act on exactly what you asked for.")),
+    Behaviour.withholds_detail: compose(("I understand.", "That's understandable.", "I understand your concern."),
+                                        ("I only use it for this request, but I can't go on without it.",
+                                         "Without it I can't find the right record or make any change.",
+                                         "I do need it to make sure I'm working on the right account.")),
+    Behaviour.off_topic: ("I'm afraid I can't help with that one here.", "That's outside what I can help with, sorry.",
+                          "I'm not able to answer that, unfortunately.", "I can't speak to that, I'm afraid."),
+    Behaviour.impatient: ("Sorry for the wait; we're nearly done.",
+                          "Thanks for your patience, this won't take much longer.", "I'll be as quick as I can.",
+                          "Sorry this is taking a while. Almost there."),
+}
 # the fault injector's own wording
 @dataclass(frozen=True)
 class Say:
     text: str
+    asks: bool = False  # asks the user for a fact (identity or a slot)
 
 
 @dataclass(frozen=True)
@@ -139,6 +160,9 @@ class ScriptedAgent:
         self._repeat_after: int | None = None
         self._skipping = False  # unauthenticated on purpose (the skipped_authentication fault)
         self._auth_later = False  # ... and authenticating later
+        self._expected = set(blueprint.user.behaviours)  # the user's behaviours not yet answered
+        self._asked = False  # the last message asked the user for a fact
+        self._aside = ""  # what to say first in the next message (``ON_BEHAVIOUR``)
 
     def _pick_form(self, fault: Fault | None) -> str | None:
         if fault is None:
@@ -156,6 +180,8 @@ class ScriptedAgent:
         if isinstance(last, UserMessage):
             self.heard.append(last.content.lower())
             self._texts.append(last.content)
+            self._aside = realise([self._aside, *(self.rng.choice(ON_BEHAVIOUR[b])
+                                                  for b in self._behaviours_in_reply())])
         elif isinstance(last, ToolMessage):
             self._texts.append(last.content)
             sent = self._sent.get(last.tool_call_id)
@@ -169,12 +195,31 @@ class ScriptedAgent:
                 action = self._script.send(last)
             except StopIteration:
                 action = Say(self.rng.choice(self._anything_else))
+        self._asked = isinstance(action, Say) and action.asks
         if isinstance(action, Call):
+            # an answer to the user's behaviour waits for the next words: some chat templates
+            # (Llama 3.1's) drop the text of a message that makes a call
             call = ToolCall(id=f"call_{next(self._ids):03d}", name=action.name,
                             arguments=action.raw if action.raw is not None else json.dumps(action.arguments))
             self._sent[call.id] = call
             return AgentReply(AssistantMessage(content=action.text, tool_calls=(call,)))
-        return AgentReply(AssistantMessage(content=action.text), end=isinstance(action, End))
+        text = realise([self._aside, action.text]) if self._aside else action.text
+        self._aside = ""
+        return AgentReply(AssistantMessage(content=text), end=isinstance(action, End))
+
+    def _behaviours_in_reply(self) -> list[Behaviour]:
+        """The user's behaviours the message just heard acts out, by the blueprint's plan (the
+        turn ``Behaviour`` names for each): asking for a person in the opening; on the first
+        question, a question back or a refusal; with the first answer, an aside or impatience."""
+        turns: tuple[Behaviour, ...] = ()
+        if len(self.heard) == 1:
+            turns = (Behaviour.asks_human,)
+        elif self._asked:
+            first = [b for b in (Behaviour.question_back, Behaviour.withholds_detail) if b in self._expected]
+            turns = tuple(first) or (Behaviour.off_topic, Behaviour.impatient)
+        found = [b for b in turns if b in self._expected]
+        self._expected.difference_update(found)
+        return found
 
     # --- helpers -----------------------------------------------------------------------------
 
@@ -302,7 +347,9 @@ class ScriptedAgent:
 
     def _authenticate(self, prefix: str, *, verify: bool = True) -> Script:
         while not self._identity_known():
-            yield Say(realise([prefix, self.rng.choice(self.domain.identity.asks)]))
+            # the greeting, then what answers the user's opening, then the question
+            aside, self._aside = self._aside, ""
+            yield Say(realise([prefix, aside, self.rng.choice(self.domain.identity.asks)]), asks=True)
             prefix = ""
         if not verify:
             return
@@ -430,7 +477,8 @@ class ScriptedAgent:
             missing = [s for s in spec.slots if s not in said]
             if missing:
                 slot: SlotSpec = self.domain.slots[missing[0]]
-                yield Say(realise([self.rng.choice(ACK), self.rng.choice(slot.questions)]))
+                ack = self.rng.choice(ACK)
+                yield Say(realise(["" if self._aside else ack, self.rng.choice(slot.questions)]), asks=True)
                 continue
             slots = self._slots(k)
             if write is None:

@@ -25,7 +25,7 @@ from typing import Any
 
 from trajforge.environments.base import Domain
 from trajforge.errors import LLMFailure, PolicyFailure
-from trajforge.schemas.blueprint import TaskBlueprint
+from trajforge.schemas.blueprint import Behaviour, TaskBlueprint
 from trajforge.schemas.config import ModelConfig, UserSimulatorConfig
 from trajforge.schemas.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from trajforge.schemas.trajectory import TerminationReason
@@ -55,6 +55,26 @@ LEAK_MARKERS = ("hidden fact", "disclosure plan", "known fact", "end_conversatio
 AGENT_MARKERS = ("how can i help you", "how may i help", "how may i assist", "how can i assist",
                  "is there anything else i can help", "as an ai", "i have processed your",
                  "i've processed your", "let me look up your", "i will look up your")
+
+
+# what the user model is told to do for each behaviour the blueprint labels (at the scripted
+# user's turn for it: ``schemas.blueprint.Behaviour``)
+BEHAVIOUR_INSTRUCTIONS: dict[Behaviour, str] = {
+    Behaviour.corrects_detail: "the first time you give a detail with digits in it, first say it with "
+                               "one digit wrong, then correct yourself in the same message.",
+    Behaviour.question_back: "when the agent first asks you for a detail, ask why it needs it instead "
+                             "of answering; answer once it has explained.",
+    Behaviour.withholds_detail: "when the agent first asks you for a detail, refuse to give it; give it "
+                                "once the agent has said why it is needed.",
+    Behaviour.off_topic: "with your first answer to the agent, also ask about something unrelated to "
+                         "your requests (the weather, opening hours, a place for lunch).",
+    Behaviour.impatient: "with your first answer to the agent, complain that this is taking long.",
+    Behaviour.asks_human: "in your first message, ask to speak to a human instead.",
+    Behaviour.price_second_thoughts: "when you change your mind at a confirmation that names a price, "
+                                     "say the price is more than you expected.",
+    Behaviour.ends_unhappy: "if a request was refused, say you are unhappy about "
+                            "it when you say goodbye.",
+}
 
 
 def _describe_intent(domain: Domain, kind: str, slots: dict[str, str]) -> str:
@@ -101,6 +121,9 @@ def user_instructions(bp: TaskBlueprint, domain: Domain) -> str:
                 final = u.intents[step.intent]
                 lines.append(f"  - request {step.intent + 1}: say you want to "
                              f"{_describe_intent(domain, str(step.value), final.slots)} instead.")
+    if u.behaviours:
+        lines.append("How you behave (each exactly once, as written):")
+        lines += [f"  - {BEHAVIOUR_INSTRUCTIONS[b]}" for b in u.behaviours]
     if domain.user_tools:  # dual control: the user's own device
         lines += ["",
                   "You have your own device in your hands, with tools of your own ("

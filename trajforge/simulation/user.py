@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import re
 import string
 from collections.abc import Sequence
 from typing import Any
@@ -20,7 +21,7 @@ from typing import Any
 from trajforge.environments.base import Domain
 from trajforge.environments.dialogue import asks_anything_else, is_confirmation_request
 from trajforge.environments.tasks import IntentSpec, SlotSpec
-from trajforge.schemas.blueprint import Style, TaskBlueprint
+from trajforge.schemas.blueprint import Behaviour, Style, TaskBlueprint
 from trajforge.schemas.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from trajforge.simulation.realise import Part, compose, realise
 from trajforge.simulation.runner import UserReply
@@ -106,6 +107,40 @@ QUIET = (Style.terse, Style.hurried)
 P_BACKGROUND_TOLD = 0.6
 P_CONSTRAINT_TOLD = 0.4
 P_SITUATION_FIRST = 0.65
+# what the user says acting out a behaviour (``schemas.blueprint.Behaviour``), in any domain
+ASK_HUMAN = ("Can I talk to a real person about this?", "Is there a human I could speak to instead?",
+             "Honestly, I'd rather deal with a person. Can you put me through to one?",
+             "Could I speak to someone from your team instead of a bot?",
+             "Before we start: am I talking to a machine? I'd prefer a human.")
+QUESTION_BACK = ("Why do you need that?", "What do you need that for?", "Is that really necessary?",
+                 "Hm, do you really need that?", "How come you need that?",
+                 "Why would you need that for this?")
+WITHHOLD = ("I'd rather not give that out.", "I'm not comfortable sharing that.",
+            "I don't really want to share that, to be honest.", "I'd prefer to keep that to myself.",
+            "No, I'd rather not say.")
+OFF_TOPIC = ("By the way, totally unrelated, but is it supposed to rain this afternoon?",
+             "Random question: are you people open on public holidays?",
+             "Unrelated, but do you happen to know a good place for lunch around here?",
+             "Also, silly question, but what time is it where you are?",
+             "Oh, and is this chat being recorded, by the way?",
+             "Side note: my neighbour says your prices went up. Is that true?")
+IMPATIENT = ("How much longer will this take?", "Can we speed this up a bit?", "I don't have all day, please.",
+             "Is this going to take long?", "Please be quick, I have somewhere to be.",
+             "This is taking longer than I hoped.")
+# a wrong detail, corrected in the same breath: over the right ``{value}`` and the ``{wrong}`` one
+CORRECTION = ("Sorry, I got that wrong: it's {value}, not {wrong}.", "Wait, no, that's not right. It's {value}.",
+              "Oops, typo: I meant {value}.", "Sorry, scratch that: {value}.",
+              "Hang on, I misread it. It's {value}.")
+# second thoughts when a confirmation names a price: over the ``{price}`` it named
+PRICE = ("Hmm, {price} is more than I expected.", "{price}? That's more than I wanted to spend.",
+         "Oh, at {price} I'd think twice.", "Wait, {price}? Let me reconsider.")
+# the closing of a user whose goal was not (all) met: an intent refused or handed over
+UNHAPPY = compose(("No,", "No, that's all,", "Nothing else,", "That's all,"),
+                  ("though I'm not happy with how this went.", "but I'm disappointed I couldn't get what I asked for.",
+                   "even if it's not the answer I wanted.", "though honestly, that's frustrating.",
+                   "but this didn't really solve my problem."),
+                  ("Bye.", "Goodbye.", "Thanks anyway.", "I'll think about what to do next.", ""))
+_PRICE = re.compile(r"\$\d[\d,]*(?:\.\d+)?")
 LOST = ("Sorry, I'm not sure what you need from me.", "I don't follow, can you help with my request?",
         "Hello? Are you still there?")
 
@@ -133,6 +168,16 @@ class ScriptedUser:
         persona = blueprint.user.persona
         self.tells = TELLS[persona.verbosity] * (0.5 if persona.style in QUIET else 1.0)
         self._told: set[int] = set()  # the intents whose situation has been offered
+        self._todo = set(blueprint.user.behaviours)
+        self.acted: list[Behaviour] = []  # the behaviours acted out so far, in order
+
+    def _act(self, behaviour: Behaviour) -> bool:
+        """Whether to act ``behaviour`` out now: labelled and not yet acted (then it is)."""
+        if behaviour not in self._todo:
+            return False
+        self._todo.discard(behaviour)
+        self.acted.append(behaviour)
+        return True
 
     # --- phrasing ----------------------------------------------------------------------------
 
@@ -214,7 +259,7 @@ class ScriptedUser:
         offer = self.wording.offers_more_help(text)
         if not offer and (is_confirmation_request(text) or self.wording.asks_confirmation(text)):
             self.lost = 0
-            return UserReply(UserMessage(content=self._confirm()))
+            return UserReply(UserMessage(content=self._confirm(text)))
         if offer or asks_anything_else(text):
             self.lost = 0
             if self.current + 1 < len(self.kinds):
@@ -222,11 +267,13 @@ class ScriptedUser:
                 request = self._request(self.current, self.kinds[self.current], volunteer=True)
                 return UserReply(UserMessage(content=self._framed(NEXT, "request", request)))
             closings = self.wording.closing or CLOSINGS[self.style]
+            if self._act(Behaviour.ends_unhappy):
+                closings = UNHAPPY
             return UserReply(UserMessage(content=self.rng.choice(closings)), stop=True)
         answers = self._answers(text.lower())
         if answers:
             self.lost = 0
-            return UserReply(UserMessage(content=self._wrap(answers)))
+            return UserReply(UserMessage(content=self._answered(answers)))
         self.lost += 1
         gave_up = self.lost > self.bp.user.persona.patience
         content = "I'll try again later. Bye." if gave_up else self.rng.choice(LOST)
@@ -283,6 +330,8 @@ class ScriptedUser:
         if any(group[0] in known for group in self.domain.identity.factors):
             parts.append(self._identity())
         parts += self._told_maybe(scenario.constraint, P_CONSTRAINT_TOLD)
+        if self._act(Behaviour.asks_human):
+            parts.append(self.rng.choice(ASK_HUMAN))
         return self._wrap(parts, lead=False)
 
     def _framed(self, frames: tuple[str, ...], slot: str, parts: Sequence[Part | str]) -> str:
@@ -301,13 +350,42 @@ class ScriptedUser:
                     out.append(answer)
         return out
 
-    def _confirm(self) -> str:
+    def _answered(self, answers: list[Part]) -> str:
+        """The answer to the agent's question, with what the user's behaviours add to it (or,
+        for the first question asked, instead of it)."""
+        if self._act(Behaviour.withholds_detail):
+            return self.rng.choice(WITHHOLD)
+        if self._act(Behaviour.question_back):
+            return self.rng.choice(QUESTION_BACK)
+        parts: list[Part | str] = list(answers)
+        for i, part in enumerate(answers):
+            right = next((v for v in part.values.values() if any(c.isdigit() for c in v)), None)
+            if right is not None and self._act(Behaviour.corrects_detail):
+                wrong = _misstated(right, self.rng)
+                values = {k: (wrong if v == right else v) for k, v in part.values.items()}
+                parts[i:i + 1] = [Part(part.template, values),
+                                  Part(self.rng.choice(CORRECTION), {"value": right, "wrong": wrong})]
+                break
+        asides = [self.rng.choice(bank) for behaviour, bank in ((Behaviour.off_topic, OFF_TOPIC),
+                                                               (Behaviour.impatient, IMPATIENT))
+                  if self._act(behaviour)]
+        return realise([self._wrap(parts), *asides])
+
+    def _second_thoughts(self, text: str) -> list[str]:
+        """What the user says first when changing their mind at a confirmation that names a
+        price, if the blueprint says they do."""
+        price = _PRICE.search(text)
+        if price is None or not self._act(Behaviour.price_second_thoughts):
+            return []
+        return [self.rng.choice(PRICE).format(price=price.group())]
+
+    def _confirm(self, text: str) -> str:
         k = self.current
         step = self.pending.pop((k, "revise"), None)
         if step is not None and step.fact is not None and step.value is not None:
             self.values[f"{k}.{step.fact}"] = step.value
             answer = self._answer(k, step.fact) or Part(step.value)
-            return self._framed(REVISE, "answer", [answer])
+            return realise([*self._second_thoughts(text), self._framed(REVISE, "answer", [answer])])
         step = self.pending.pop((k, "redirect"), None)
         if step is not None and step.value:
             self.kinds[k] = step.value
@@ -317,5 +395,13 @@ class ScriptedUser:
             request = self._request(k, step.value, volunteer=False)
             extra = [self._answer(k, s) for s in final.slots
                      if s not in first.slots and s not in final.core_slots]
-            return self._framed(REDIRECT, "request", [*request, *(e for e in extra if e)])
+            return realise([*self._second_thoughts(text),
+                            self._framed(REDIRECT, "request", [*request, *(e for e in extra if e)])])
         return self.rng.choice(self.wording.consent or YES[self.style])
+
+
+def _misstated(value: str, rng: random.Random) -> str:
+    """``value`` with one of its digits changed: the slip a person makes reading a number out."""
+    at = rng.choice([i for i, c in enumerate(value) if c.isdigit()])
+    digit = rng.choice([d for d in string.digits if d != value[at]])
+    return value[:at] + digit + value[at + 1:]

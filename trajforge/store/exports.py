@@ -306,6 +306,7 @@ def rl_task_record(blueprint: Row, reference: Row, family: str) -> dict[str, Any
             "hidden_facts": json.loads(blueprint["hidden_facts"]),
             "intents": json.loads(blueprint["intents"]),
             "disclosure": json.loads(blueprint["disclosure"]),
+            "behaviours": list(blueprint.get("behaviours") or ()),
         },
         "structure": dict(blueprint["structure"]),
         "family": family,

@@ -1,0 +1,92 @@
+"""User behaviours beyond giving facts (``schemas.blueprint.Behaviour``): which ones a task
+admits, and the draw that labels a blueprint with some of them.
+
+A behaviour is admitted only where the scripted user can act it out at the turn its docstring
+names, so the label is true of every episode a scripted user plays (the realism report counts
+what was acted out against what was labelled):
+
+- one acted on the agent's first question, or with the user's first answer (``question_back``,
+  ``withholds_detail``, ``off_topic``, ``impatient``), needs a fact the user gives only when
+  asked (an identity fact, or a slot of the kind an intent is first stated as); the first two
+  exclude each other (both take that first question);
+- ``corrects_detail`` needs such a fact with a digit in it (an id, a number, a postcode);
+- ``asks_human`` is not drawn for a task a correct agent hands over anyway;
+- ``price_second_thoughts`` needs a change of mind at a confirmation whose every wording names
+  an amount (``IntentSpec.actions`` with a ``$``);
+- ``ends_unhappy`` is not drawn: every task with an intent refused (and none handed over, which
+  ends the conversation) has it.
+
+The draw has a stream of its own (``ids.hash_stream``), so the rest of a blueprint is what it
+would be without behaviours.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Collection, Sequence
+
+from trajforge.environments.base import Domain
+from trajforge.schemas.blueprint import Behaviour, DisclosureStep, Intent
+
+ON_FIRST_QUESTION = (Behaviour.question_back, Behaviour.withholds_detail)
+# how many behaviours a blueprint drawn to have some gets, equally likely
+COUNTS = (1, 1, 2)
+
+
+def admitted(domain: Domain, hidden: dict[str, str], intents: Sequence[Intent],
+             disclosure: Sequence[DisclosureStep]) -> tuple[Behaviour, ...]:
+    """The drawn behaviours (not ``ends_unhappy``) a task admits, in ``Behaviour``'s order."""
+    out: list[Behaviour] = []
+    asked = [value for key, value in hidden.items() if _asked(domain, key, intents)]
+    if asked:
+        out += [Behaviour.question_back, Behaviour.withholds_detail, Behaviour.off_topic,
+                Behaviour.impatient]
+    if any(any(c.isdigit() for c in value) for value in asked):
+        out.append(Behaviour.corrects_detail)
+    if all(i.outcome != "transferred" for i in intents):
+        out.append(Behaviour.asks_human)
+    for step in disclosure:
+        if step.action in ("revise", "redirect") and step.trigger == "on_confirmation":
+            intent = intents[step.intent]
+            actions = domain.intents[intent.initial_kind or intent.kind].actions
+            if actions and all("$" in a for a in actions):
+                out.append(Behaviour.price_second_thoughts)
+                break
+    return tuple(b for b in Behaviour if b in out)
+
+
+def _asked(domain: Domain, key: str, intents: Sequence[Intent]) -> bool:
+    """Whether the hidden fact ``key`` is one the agent asks for: an identity fact, or a slot of
+    the kind its intent is first stated as (a fact only a redirected kind needs is said with the
+    redirect, unasked)."""
+    k, dot, slot = key.partition(".")
+    if not dot:
+        return True
+    intent = intents[int(k)]
+    return slot in domain.intents[intent.initial_kind or intent.kind].slots
+
+
+def draw_behaviours(options: Collection[Behaviour], rng: random.Random,
+                    p_behaviour: float) -> set[Behaviour]:
+    """One in ``p_behaviour`` blueprints gets one or two of ``options``."""
+    chosen: set[Behaviour] = set()
+    if not options or rng.random() >= p_behaviour:
+        return chosen
+    pool = sorted(options)
+    for _ in range(rng.choice(COUNTS)):
+        if not pool:
+            break
+        pick = pool.pop(rng.randrange(len(pool)))
+        chosen.add(pick)
+        if pick in ON_FIRST_QUESTION:
+            pool = [b for b in pool if b not in ON_FIRST_QUESTION]
+    return chosen
+
+
+def labelled(chosen: Collection[Behaviour], intents: Sequence[Intent]) -> tuple[Behaviour, ...]:
+    """The blueprint's behaviours: ``chosen``, and ``ends_unhappy`` for a task with an intent
+    refused and none handed over (a hand-over ends the conversation before the user could say
+    how they feel), in ``Behaviour``'s order."""
+    outcomes = {i.outcome for i in intents}
+    unhappy = {Behaviour.ends_unhappy} if "refused" in outcomes and "transferred" not in outcomes else set()
+    return tuple(b for b in Behaviour if b in set(chosen) | unhappy)
