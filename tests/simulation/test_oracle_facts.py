@@ -39,9 +39,10 @@ def played(domain: RetailDomain) -> list[tuple[TaskBlueprint, Trajectory]]:
     return [o for o in out if o is not None]
 
 
-def _results(t: Trajectory) -> list[Any]:
+def _results(t: Trajectory, until: int | None = None) -> list[Any]:
+    """The tool results of ``t`` (those before message ``until``, when given)."""
     out = []
-    for m in t.messages:
+    for m in t.messages[:until]:
         if isinstance(m, ToolMessage) and not m.is_error:
             try:
                 out.append(json.loads(m.content))
@@ -50,10 +51,10 @@ def _results(t: Trajectory) -> list[Any]:
     return out
 
 
-def _orders(t: Trajectory) -> dict[str, list[dict[str, Any]]]:
-    """Every version of every order a tool returned, by id."""
+def _orders(t: Trajectory, until: int | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Every version of every order a tool returned (before message ``until``), by id."""
     out: dict[str, list[dict[str, Any]]] = {}
-    for r in _results(t):
+    for r in _results(t, until):
         if isinstance(r, dict) and "placed_on" in r:
             out.setdefault(r["id"], []).append(r)
     return out
@@ -83,9 +84,9 @@ def test_every_reported_value_is_one_a_tool_showed_for_the_named_entity(
         played: list[tuple[TaskBlueprint, Trajectory]]) -> None:
     checked = {"order": 0, "price": 0}
     for bp, t in played:
-        orders = _orders(t)
         products = [r for r in _results(t) if isinstance(r, dict) and "variants" in r]
-        for _, text in _reports(t):
+        for at, text in _reports(t):
+            orders = _orders(t, at)  # what the tools had shown when it was said
             sentences = re.split(r"(?<=[.!?])\s+", text)
             named: str | None = None
             for sentence in sentences:

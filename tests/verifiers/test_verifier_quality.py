@@ -216,9 +216,12 @@ def test_an_output_said_only_for_another_intent_does_not_count(
             if not any(o.value == out.value and o.intent > out.intent for o in outputs):
                 continue
             source = bp.ground_truth.calls[out.after_call]
-            made = next(i for i, m in enumerate(t.messages) if isinstance(m, AssistantMessage)
-                        and any(c.name == source.name and c.parsed_arguments() == source.arguments
-                                for c in m.tool_calls))
+            # the n-th time the ground truth makes the call (a read made again for the output)
+            nth = sum(c.name == source.name and c.arguments == source.arguments
+                      for c in bp.ground_truth.calls[:out.after_call + 1])
+            made = [i for i, m in enumerate(t.messages) if isinstance(m, AssistantMessage)
+                    and any(c.name == source.name and c.parsed_arguments() == source.arguments
+                            for c in m.tool_calls)][nth - 1]
             report = next(i for i in range(made + 1, len(t.messages))
                           if isinstance(t.messages[i], AssistantMessage)
                           and out.value in (t.messages[i].content or ""))  # type: ignore[union-attr]

@@ -199,6 +199,10 @@ class IntentSpec:
     # intent whose reports state the blocking facts and the rule), or handed to a human (its
     # last call is the transfer tool); "refused" and "transferred" make a task policy-bound
     outcome: Outcome = "done"
+    # what the agent found, said before it asks to confirm a write, over the values
+    # ``Domain.report_facts`` gives before the write (the target's status, a balance, a price);
+    # a template whose placeholders are not all known is not used; none: nothing is said
+    found: tuple[str, ...] = ()
 
 
 def pick(rng: random.Random, options: tuple[str, ...], **values: str) -> str:

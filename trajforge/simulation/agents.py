@@ -79,6 +79,7 @@ CONFIRM_QUESTIONS = ("Shall I go ahead?", "Do you want me to proceed?", "Should 
                      "May I go ahead?", "Should I do that for you?",
                      "Okay to go ahead?")
 CONFIRM = compose(CONFIRM_OPENERS, CONFIRM_STATEMENTS, CONFIRM_QUESTIONS)
+CONFIRM_AFTER_FOUND = compose(CONFIRM_STATEMENTS, CONFIRM_QUESTIONS)  # what it found is the opener
 ANYTHING_ELSE = ("Is there anything else I can help you with?", "Anything else I can do for you today?",
                  "Can I help with anything else?", "Is there anything else you need?")
 APOLOGY = ("Sorry, I can't do that: {rule}", "My apologies, that is not allowed. Our policy: {rule}",
@@ -498,7 +499,7 @@ class ScriptedAgent:
                 text = yield from self._unconfirmed(k, kind, spec, slots, action)
             else:
                 text = None
-                reply = yield Say(self.rng.choice(self._confirm).format(action=action))
+                reply = yield Say(self._confirmation(self._found(kind, spec, slots), action))
                 answer = getattr(reply, "content", "") or ""
                 if not (is_affirmative(answer) or self.wording.consents(answer)):
                     if not redirected:
@@ -522,6 +523,20 @@ class ScriptedAgent:
         return render(spec.actions, values, self.rng) or spec.actions[0].format_map(
             {k: values.get(k, "") for k in fields_of(spec.actions[0])})
 
+    def _found(self, kind: str, spec: IntentSpec, slots: dict[str, str]) -> str:
+        """What the tools showed about the write's target, said before the confirmation
+        (``IntentSpec.found``); empty when the domain declares nothing or a value is unknown."""
+        if not spec.found:
+            return ""
+        values = {**self._facts(kind, slots).values, **{s: second_person(v) for s, v in slots.items()}}
+        return render(spec.found, values, self.rng) or ""
+
+    def _confirmation(self, found: str, action: str) -> str:
+        """The confirmation request of ``action``, after what the agent ``found`` if anything
+        (then without an opener of its own, unless the wording is not the agent's own)."""
+        bank = CONFIRM_AFTER_FOUND if found and self._confirm is CONFIRM else self._confirm
+        return f"{found} {self.rng.choice(bank).format(action=action)}".lstrip()
+
     def _unconfirmed(self, k: int, kind: str, spec: IntentSpec, slots: dict[str, str],
                      action: str) -> Generator[Action, Message, str | None]:
         """The unconfirmed write's lead-in; returns words to say with the write itself."""
@@ -541,7 +556,9 @@ class ScriptedAgent:
             if others:
                 values[facts.entity[0]] = others[0]
             wrong = self._action(kind, spec, slots, values)
-            yield Say(self.rng.choice(self._confirm).format(action=wrong))
+            # nothing found said: a true sentence about the right target would name it, and one
+            # about the other target would be a second mistake (a false claim)
+            yield Say(self._confirmation("", wrong))
         return None
 
     def _write(self, k: int, w: int, t: int, kind: str, spec: IntentSpec, slots: dict[str, str],

@@ -135,11 +135,10 @@ CORRECTION = ("Sorry, I got that wrong: it's {value}, not {wrong}.", "Wait, no, 
 PRICE = ("Hmm, {price} is more than I expected.", "{price}? That's more than I wanted to spend.",
          "Oh, at {price} I'd think twice.", "Wait, {price}? Let me reconsider.")
 # the closing of a user whose goal was not (all) met: an intent refused or handed over
-UNHAPPY = compose(("No,", "No, that's all,", "Nothing else,", "That's all,"),
-                  ("though I'm not happy with how this went.", "but I'm disappointed I couldn't get what I asked for.",
-                   "even if it's not the answer I wanted.", "though honestly, that's frustrating.",
-                   "but this didn't really solve my problem."),
-                  ("Bye.", "Goodbye.", "Thanks anyway.", "I'll think about what to do next.", ""))
+UNHAPPY = compose(("I'm not happy with how this went.", "Well, that's disappointing.", "Honestly, that's frustrating.",
+                   "This didn't really solve my problem.", "It's not the answer I wanted."),
+                  ("That's all, bye.", "Nothing else. Goodbye.", "That's everything, thanks anyway.",
+                   "That's all for today.", "No, that's it. Bye."))
 _PRICE = re.compile(r"\$\d[\d,]*(?:\.\d+)?")
 LOST = ("Sorry, I'm not sure what you need from me.", "I don't follow, can you help with my request?",
         "Hello? Are you still there?")

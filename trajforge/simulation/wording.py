@@ -85,5 +85,7 @@ def wording(name: WordingName) -> Wording:
         # the bank's offers that follow a report keep only the offer, their last sentence
         anything_else=tuple(dict.fromkeys(_last_sentence(t) for t in texts("agent", "anything_else"))),
         consent=tuple(t for t in texts("user", "consent") if not _SPECIFIC.search(t)),
-        closing=tuple(texts("user", "closing")),
+        # a closing that says the user is unhappy is for a goal not met (``Behaviour.ends_unhappy``)
+        closing=tuple(r["text"] for r in rows if r["role"] == "user" and r["label"] == "closing"
+                      and r["phenomenon"] != "unhappy_closing"),
     )

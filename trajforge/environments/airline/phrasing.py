@@ -143,6 +143,9 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "change_flight": IntentSpec(
         "change_flight", writes=True, core_slots=(), slots=("reservation", "date", "payment"),
+        found=("I have reservation {reservation_id} here: booked on {booked} in {cabin}, and it is {status}.",
+               "Reservation {reservation_id} is {status}; it was booked on {booked}, in {cabin}.",
+               "I found reservation {reservation_id} ({cabin}, booked {booked})."),
         requests=("I need to change the date of a flight.", "Can I move one of my flights to another day?",
                   "I'd like to fly on a different date."),
         actions=("move reservation {reservation_id} to flight {new_flight} on {new_date}, settling the "
@@ -156,6 +159,9 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "change_cabin": IntentSpec(
         "change_cabin", writes=True, core_slots=("cabin",), slots=("reservation", "cabin", "payment"),
+        found=("I have reservation {reservation_id} here: booked on {booked} in {cabin}, and it is {status}.",
+               "Reservation {reservation_id} is {status}; it was booked on {booked}, in {cabin}.",
+               "I found reservation {reservation_id} ({cabin}, booked {booked})."),
         requests=("I'd like to move my booking to {cabin}.", "Can I change my reservation to {cabin}?"),
         actions=("move reservation {reservation_id} to {cabin}, settling the fare difference with {payment}",
                  "change the cabin of reservation {reservation_id} to {cabin}, paying or refunding the "
@@ -167,6 +173,9 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "cancel_reservation": IntentSpec(
         "cancel_reservation", writes=True, core_slots=(), slots=("reservation", "reason"),
+        found=("I have reservation {reservation_id} here: booked on {booked} in {cabin}, and it is {status}.",
+               "Reservation {reservation_id} is {status}; it was booked on {booked}, in {cabin}.",
+               "I found reservation {reservation_id} ({cabin}, booked {booked})."),
         requests=_CANCEL_REQUESTS,
         actions=("cancel reservation {reservation_id} with the reason '{reason}' and refund its payments",
                  "cancel your reservation {reservation_id} (reason: {reason})"),
@@ -177,6 +186,9 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "add_bags": IntentSpec(
         "add_bags", writes=True, core_slots=(), slots=("reservation", "bags", "payment"),
+        found=("I have reservation {reservation_id} here: booked on {booked} in {cabin}, and it is {status}.",
+               "Reservation {reservation_id} is {status}; it was booked on {booked}, in {cabin}.",
+               "I found reservation {reservation_id} ({cabin}, booked {booked})."),
         requests=("I'd like to add checked bags to my booking.", "Can I check more bags on a reservation?"),
         actions=("set reservation {reservation_id} to {bags}, paying any bag fees with {payment}",
                  "update the bags on reservation {reservation_id} to {bags}, with fees charged to {payment}"),
@@ -187,6 +199,9 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "add_insurance": IntentSpec(
         "add_insurance", writes=True, core_slots=(), slots=("reservation", "payment"),
+        found=("I have reservation {reservation_id} here: booked on {booked} in {cabin}, and it is {status}.",
+               "Reservation {reservation_id} is {status}; it was booked on {booked}, in {cabin}.",
+               "I found reservation {reservation_id} ({cabin}, booked {booked})."),
         requests=("I'd like to add travel insurance to a booking.", "Can I get travel insurance on my trip?"),
         actions=("add travel insurance to reservation {reservation_id}, paid with {payment}",
                  "insure reservation {reservation_id} and charge {payment}"),
@@ -197,6 +212,9 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "update_passenger": IntentSpec(
         "update_passenger", writes=True, core_slots=(), slots=("reservation", "passenger", "details"),
+        found=("I have reservation {reservation_id} here: booked on {booked} in {cabin}, and it is {status}.",
+               "Reservation {reservation_id} is {status}; it was booked on {booked}, in {cabin}.",
+               "I found reservation {reservation_id} ({cabin}, booked {booked})."),
         requests=("A passenger's details on my booking are wrong.",
                   "I need to fix a name on one of my reservations."),
         actions=("correct {passenger} on reservation {reservation_id} to {details}",
@@ -206,6 +224,9 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "compensation": IntentSpec(
         "compensation", writes=True, core_slots=(), slots=("reservation",),
+        found=("I have reservation {reservation_id} here: booked on {booked} in {cabin}, and it is {status}.",
+               "Reservation {reservation_id} is {status}; it was booked on {booked}, in {cabin}.",
+               "I found reservation {reservation_id} ({cabin}, booked {booked})."),
         requests=("One of my flights was disrupted. I'd like some compensation.",
                   "My flight didn't go as planned. Is there any compensation?"),
         actions=("send you a travel certificate as compensation for the disrupted flight of reservation "

@@ -144,6 +144,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "dispute_charge": IntentSpec(
         "dispute_charge", writes=True, core_slots=("charge",), slots=("account", "charge", "reason"),
+        found=("I found the charge: transaction {transaction_id} at {merchant}.",
+               "That's transaction {transaction_id}, at {merchant} on {date}."),
         requests=_DISPUTE_REQUESTS,
         actions=("file a dispute on transaction {transaction_id} ({merchant}, ${amount} on {date}) "
                  "with the reason '{reason}'",
@@ -181,6 +183,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "transfer_funds": IntentSpec(
         "transfer_funds", writes=True, core_slots=(), slots=("from_account", "to_account", "amount"),
+        found=("Account {from_account_id} has a balance of ${balance}.",
+               "I see ${balance} available in account {from_account_id}."),
         requests=("I need to move money between my accounts.",
                   "Can you transfer some money from one of my accounts to another?",
                   "I'd like to move money from one account of mine to another."),
@@ -193,6 +197,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "pay_payee": IntentSpec(
         "pay_payee", writes=True, core_slots=(), slots=("from_account", "payee", "amount"),
+        found=("Account {from_account_id} has a balance of ${balance}, and {payee_name} is on your payee list.",
+               "I see {payee_name} among your payees, and ${balance} in account {from_account_id}."),
         requests=("I'd like to send money to one of my saved payees.",
                   "Can you make a payment to a payee of mine?"),
         actions=("send {amount} from account {from_account_id} to your payee {payee_name} ({payee_id})",
@@ -204,6 +210,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "freeze_card": IntentSpec(
         "freeze_card", writes=True, core_slots=(), slots=("card",),
+        found=("Your {card_type} card {card_id}, ending in {last_four}, is {status} right now.",
+               "I see your {card_type} card {card_id} (ending in {last_four}); it is {status}."),
         requests=("I want to freeze one of my cards.", "Can you put a freeze on a card of mine?",
                   "Please freeze a card of mine for now."),
         actions=("freeze your {card_type} card {card_id} ending in {last_four}",
@@ -214,6 +222,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "unfreeze_card": IntentSpec(
         "unfreeze_card", writes=True, core_slots=(), slots=("card",),
+        found=("Your {card_type} card {card_id}, ending in {last_four}, is {status} right now.",
+               "I see your {card_type} card {card_id} (ending in {last_four}); it is {status}."),
         requests=("I found my card again, can you unfreeze it?", "I'd like to unfreeze one of my cards.",
                   "Please lift the freeze on a card of mine."),
         actions=("unfreeze your {card_type} card {card_id} ending in {last_four}",
@@ -223,6 +233,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "replace_card": IntentSpec(
         "replace_card", writes=True, core_slots=("card_problem",), slots=("card", "card_problem"),
+        found=("I see your {card_type} card {card_id}, ending in {last_four}.",
+               "Your {card_type} card {card_id} (ending in {last_four}) is on file as {status}."),
         requests=("My card was {card_problem} and I need a replacement.",
                   "I need a new card, mine was {card_problem}.",
                   "Can you send me a replacement card? Mine was {card_problem}."),

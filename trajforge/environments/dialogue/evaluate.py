@@ -131,6 +131,16 @@ def generator_phrases(domains: Sequence[type[Domain]] | None = None) -> list[dic
         for a in actions:
             filled = template.replace("{action}", a.format_map(values))
             add(filled, "agent", "confirm_request", "agents.CONFIRM")
+    for spec in intents:  # what the agent found, then the confirmation (one action per kind)
+        for found in spec.found:
+            for template in agents.CONFIRM_AFTER_FOUND[:: max(1, len(agents.CONFIRM_AFTER_FOUND) // 12)]:
+                add(f"{found} {template.replace('{action}', spec.actions[0])}", "agent", "confirm_request",
+                    "phrasing.found+agents.CONFIRM_AFTER_FOUND")
+    for answers_behaviour in agents.ON_BEHAVIOUR.values():  # said before the next question or confirmation
+        for aside in answers_behaviour:
+            add(f"{aside} {agents.CONFIRM[0].replace('{action}', actions[0])}", "agent", "confirm_request",
+                "agents.ON_BEHAVIOUR+agents.CONFIRM")
+            add(f"{aside} {slots[0].questions[0]}", "agent", "other", "agents.ON_BEHAVIOUR+phrasing.questions")
     for text in agents.ANYTHING_ELSE:
         add(text, "agent", "anything_else", "agents.ANYTHING_ELSE")
     for text in identity_asks:
@@ -158,4 +168,11 @@ def generator_phrases(domains: Sequence[type[Domain]] | None = None) -> list[dic
             add(text.replace("{request}", r), "user", "non_consent", "user.REDIRECT")
     for text in user.BYE:
         add(text, "user", "closing", "user.BYE")
+    for text in user.UNHAPPY:
+        add(text, "user", "closing", "user.UNHAPPY")
+    for text in user.PRICE:  # second thoughts on a price, then the revision or redirect
+        add(f"{text.format(price='$54.20')} {user.REVISE[0].replace('{answer}', answers[0])}", "user",
+            "non_consent", "user.PRICE+user.REVISE")
+        add(f"{text.format(price='$54.20')} {user.REDIRECT[0].replace('{request}', requests[0])}", "user",
+            "non_consent", "user.PRICE+user.REDIRECT")
     return rows

@@ -88,6 +88,8 @@ SLOTS: dict[str, SlotSpec] = {
 INTENTS: dict[str, IntentSpec] = {
     "cancel_order": IntentSpec(
         "cancel_order", writes=True, core_slots=(), slots=("order", "reason"),
+        found=("I see order {order_id}, and it is still {status}.",
+               "Order {order_id} shows as {status}."),
         requests=("I need to cancel an order.", "Can you cancel one of my orders?",
                   "I'd like to cancel my order."),
         actions=("cancel order {order_id} with the reason '{reason}'",
@@ -100,6 +102,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "modify_address": IntentSpec(
         "modify_address", writes=True, core_slots=(), slots=("order", "address"),
+        found=("I see order {order_id}, and it is still {status}.",
+               "Order {order_id} is {status} at the moment."),
         requests=("I need to change the shipping address on an order.",
                   "Can you update where one of my orders ships to?"),
         actions=("change the shipping address of order {order_id} to {address}",
@@ -110,6 +114,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "modify_payment": IntentSpec(
         "modify_payment", writes=True, core_slots=(), slots=("order", "payment"),
+        found=("Order {order_id} is still {status}.",
+               "I've found order {order_id}; it shows as {status}."),
         requests=("I'd like to pay for one of my orders with a different payment method.",
                   "Can I change how I pay for an order?"),
         actions=("switch the payment of order {order_id} to {payment}",
@@ -120,6 +126,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "modify_items": IntentSpec(
         "modify_items", writes=True, core_slots=("items", "option_name"),
+        found=("Order {order_id} is still {status}.",
+               "I see order {order_id}, currently {status}."),
         slots=("order", "items", "option"),
         requests=("I'd like to change the {option_name} of {items} in an order that hasn't shipped.",
                   "Could I get a different {option_name} for {items} I ordered? It hasn't shipped yet."),
@@ -136,6 +144,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "return_items": IntentSpec(
         "return_items", writes=True, core_slots=("items",), slots=("order", "items", "payment"),
+        found=("I see order {order_id}, and it was {status}.",
+               "Order {order_id} shows as {status}."),
         requests=("I want to return {items}.", "Can I send back {items}?",
                   "I'd like a refund for {items}."),
         actions=("return {items} from order {order_id}, with the refund going to {payment}",
@@ -146,6 +156,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "exchange_items": IntentSpec(
         "exchange_items", writes=True, core_slots=("items", "option_name"),
+        found=("I see order {order_id}, and it was {status}.",
+               "Order {order_id} shows as {status}."),
         slots=("order", "items", "option"),
         requests=("I'd like to exchange {items} for a different {option_name}.",
                   "Can I swap {items} for another {option_name}?"),
@@ -159,6 +171,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "update_profile_address": IntentSpec(
         "update_profile_address", writes=True, core_slots=(), slots=("address",),
+        found=("The address on your profile is currently {address}.",
+               "Right now your profile has {address} as its address."),
         requests=("I moved and need to update the address on my account.",
                   "Please change the default address on my profile."),
         actions=("update the default address on your profile to {address}",

@@ -86,6 +86,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "roaming_abroad": IntentSpec(
         "roaming_abroad", writes=True, core_slots=("line",), slots=("line",),
+        found=("Line {number} is {status}, on the {plan_name} plan.",
+               "I see line {number} on {plan_name}."),
         requests=("I'm abroad and my phone {line} has no service. Can you sort out roaming?",
                   "I'm travelling and {line} shows no service here, I need roaming.",
                   "My line {line} doesn't work abroad, can you turn on roaming?"),
@@ -114,6 +116,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "change_plan": IntentSpec(
         "change_plan", writes=True, core_slots=(), slots=("line", "plan"),
+        found=("Line {number} is on {plan_name} at ${price} a month right now.",
+               "I see line {number} on the {plan_name} plan, ${price} a month, with {data_left}."),
         requests=("I'd like to change the plan on one of my lines.", "Can I switch my phone plan?",
                   "I want a different plan for my line."),
         actions=("move line {number} to the {plan} plan ({plan_id}) at ${new_price} a month",
@@ -126,6 +130,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "data_topup": IntentSpec(
         "data_topup", writes=True, core_slots=("line",), slots=("line", "size"),
+        found=("Line {number} is on {plan_name}, with {data_left}.",
+               "I see line {number} has {data_left} of {data_limit}."),
         requests=("I've run out of data on {line}. Can I buy more?",
                   "My line {line} used up all its data, I need a top-up.",
                   "I need extra data on {line} for the rest of the month."),
@@ -139,6 +145,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "pay_bill": IntentSpec(
         "pay_bill", writes=True, core_slots=("bill",), slots=("bill",),
+        found=("Bill {bill_id} for {period} is {bill_status}: ${amount}, due {due_date}.",
+               "I found bill {bill_id}: ${amount}, {bill_status}, due {due_date}."),
         requests=("I'd like to pay my bill {bill}.", "Can I pay bill {bill} now?",
                   "Please take the payment for bill {bill}."),
         actions=("pay bill {bill_id} of ${amount} with the card on file",
@@ -149,6 +157,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "resume_line": IntentSpec(
         "resume_line", writes=True, core_slots=("line",), slots=("line",),
+        found=("Line {number} is {status} at the moment.",
+               "I see line {number} on {plan_name}; it is {status}."),
         requests=("My line {line} is suspended, can you turn it back on?",
                   "Please reactivate my suspended line {line}.",
                   "{line} was suspended. I'd like it working again."),

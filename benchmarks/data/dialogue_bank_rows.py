@@ -1,0 +1,158 @@
+"""How the dialogue-act banks' ``found_prefix``, ``slot_question_action`` (``TRAIN_SLOT_ACTIONS``) and
+``unhappy_closing`` rows were made (session 14, issue 17's agent that says what it found).
+
+An agent that says what it found before it asks ("Your order is still pending. Shall I cancel
+it?") was read as ``other`` by the recogniser trained without such messages. The rows here are a
+statement of what the agent looked up (hand-written, ``TRAIN_FOUND`` for train.jsonl and a
+different ``EVAL_FOUND`` for eval.jsonl, neither the generator's ``IntentSpec.found`` lines) put
+before a row of the same bank (a confirmation request, a question for a detail, an offer of more
+help; never a template), keeping that row's label. eval.jsonl also gets unhappy closings
+(``EVAL_UNHAPPY``); train.jsonl gets hand-written questions for a detail that name an action
+("Which flight should I book you on?", label ``other``). ``TRAIN_UNHAPPY`` is not used: with it
+in train.jsonl the user model read two more of writer2's consents wrong.
+
+    .venv/bin/python benchmarks/data/dialogue_bank_rows.py train   # then eval; then retrain
+"""
+import json
+import random
+import sys
+from pathlib import Path
+
+TRAIN_FOUND = [
+ "Your order from March 2 is still being packed.", "I pulled up order 4471; it hasn't shipped yet.",
+ "I can see the jacket order, and it was delivered last Friday.", "That purchase is marked as processing.",
+ "The blender in that order cost $49.99.", "Your account shows two open orders.",
+ "Found it: booking ZX81QP, economy, two passengers.", "Your flight on the 12th is on time.",
+ "The reservation was made on April 3 and is still active.", "Flight 2290 has three seats left in business.",
+ "I see you have one checked bag on that trip.", "That ticket is a basic economy fare.",
+ "Your checking account has $1,240.18 available.", "The card ending in 0042 is currently active.",
+ "That charge of $87.10 at City Market posted on June 4.", "I see a pending transfer of $300 from savings.",
+ "Your daily limit has $2,000 left today.", "The payee Oak Street Rentals is already saved.",
+ "Line 555-0199 is on the Starter plan at $30 a month.", "Your bill for October is $72.45, due on the 20th.",
+ "I can see the line is suspended right now.", "You have 2.1GB of data left this cycle.",
+ "Roaming is currently switched off on that line.", "The Family 50 plan costs $90 a month.",
+ "Policy HP-2231 is in force until next May.", "Your room at the Harbor Inn is booked for two nights.",
+ "The appointment on Thursday at 3pm is confirmed.", "Your meter reading from last month was 4,120 kWh.",
+ "The parcel is at the local depot.", "The rental car is reserved for pickup at 9am.",
+ "Okay, I have the order in front of me.", "I've looked it up: the item is in stock in blue.",
+ "Your profile lists 22 Birch Road as the address.", "The phone number on file ends in 7781.",
+ "That subscription renews on the first of the month.", "I found the dispute you opened in May; it's closed.",
+ "The refund for that return went out on Monday.", "According to our records, the warranty is still valid.",
+ "Thanks for waiting. The order is eligible for a return.", "Good news, the new size is available.",
+ "I checked, and the fare difference would be $35.", "The replacement card would arrive in about five days.",
+ "Your gift card balance is $18.75.", "The store credit on your account is $40.",
+ "Right now the order is set to ship to your work address.", "I have your savings account open here.",
+ "I see the charge was made in euros.", "There's a $15 change fee on this fare.",
+ "Your plan includes unlimited calls.", "The invoice lists three items.",
+]
+EVAL_FOUND = [
+ "I've located your purchase from last Tuesday; it's awaiting dispatch.", "The sofa order is showing as out for delivery.",
+ "Ticket 88213 was issued in premium economy.", "Your connecting flight leaves from gate B7.",
+ "Your savings balance stands at $5,310.02.", "The debit card ending in 9920 was frozen yesterday.",
+ "The plan on that number is Unlimited Plus, $65 per month.", "Last month's statement came to $58.30.",
+ "Your lease renewal is dated for August.", "The washing machine is still under its two-year cover.",
+ "I have the booking for the lake cabin here.", "The package was scanned at the sorting centre this morning.",
+ "Looking at the account, the autopay is switched on.", "The hotel shows a late checkout already added.",
+ "Your prescription has one refill remaining.", "The gym membership is paused until June.",
+ "Per the system, the item price dropped to $24.", "The transaction from Corner Cafe is still pending.",
+ "That number has international calling turned off.", "Your loyalty points total 12,400.",
+ "I see the address change request from last week.", "The tickets are for the 7:30 showing.",
+ "The electricity tariff on file is the night saver.", "Both passengers are listed on the booking.",
+ "Your order total came to $213.60, paid by card.", "The warranty claim was opened on the 3rd.",
+ "That device is paired with your account.", "The course enrolment closes on Friday.",
+ "The van hire is booked with the extra insurance.", "I can see two payment methods saved.",
+]
+def compose(rows, found, seed, n_conf, n_other, n_else):
+    rng = random.Random(seed)
+    agent = [r for r in rows if r["role"] == "agent" and "{" not in r["text"]
+             and r["phenomenon"] not in ("template", "action_fill")]
+    conf = [r for r in agent if r["label"] == "confirm_request"]
+    other = [r for r in agent if r["label"] == "other" and r["text"].rstrip().endswith("?")]
+    anyelse = [r for r in agent if r["label"] == "anything_else"]
+    out = []
+    for pool, n in ((conf, n_conf), (other, n_other), (anyelse, n_else)):
+        for r in rng.sample(pool, min(n, len(pool))):
+            out.append({"text": f"{rng.choice(found)} {r['text']}", "role": "agent", "label": r["label"],
+                        "phenomenon": "found_prefix"})
+    return out
+TRAIN_UNHAPPY = [
+ "No, that's it. Pretty disappointing, honestly. Bye.", "Nothing else. I'm not thrilled about the outcome, but thanks.",
+ "No. Not the result I was hoping for. Goodbye.", "That's all. I'm unhappy it couldn't be sorted, but okay.",
+ "Nope. Kind of a letdown, to be honest. Bye.", "No, I guess that's it, even though I'm still annoyed.",
+ "Nothing more. I expected better, frankly. Have a good day.", "No thanks. Frustrating, but I understand. Bye.",
+ "That's everything. Not happy about it, but there we go.", "No, that's all. I'll have to find another way, I suppose.",
+ "No more questions. Still upset about the refund though. Bye.", "Nah, that's it. Shame it couldn't be done.",
+ "No, nothing else. This was a waste of my afternoon, but goodbye.", "That will be all. I remain dissatisfied. Good day.",
+ "No. I'm disappointed, but I'll leave it there.", "Nothing else, sadly. I really wanted that sorted. Bye.",
+ "No, that's it. Not impressed, to be honest.", "I think we're done. Unhappy with this, but thank you anyway.",
+ "No, that's all for today. Hope you change that rule someday.", "Nope, all done. Annoying outcome, but fine. Bye.",
+ "No, thanks. I'll take my business elsewhere next time.", "That's all, though I'm not satisfied. Goodbye.",
+ "No. Well, that didn't go how I wanted. Bye now.", "No, nothing further. Quite a disappointment.",
+ "All done, I suppose. Not what I needed, but thanks for trying.", "No, that covers it. A bit let down, honestly.",
+ "Nothing else for now. I'll complain about this elsewhere.", "No, I'm done. Bad experience overall. Bye.",
+ "That's it, I guess. Not the answer I wanted. Take care.", "No, we're done here. I'm not pleased, but goodbye.",
+ "No. It is what it is. Bye.", "No other questions. Still think this policy is unfair. Bye.",
+ "That's all. Disappointed, but thanks for explaining.", "No, that's everything. Can't say I'm happy. Goodbye.",
+ "No, just that. Such a hassle for nothing. Bye.", "Nope. Guess I'm stuck with it then. Bye.",
+ "No, all done. I really hoped you could help with that one.", "Nothing else. I'm frustrated, but I appreciate your time.",
+ "No. Oh well, that's that. Goodbye.", "That's all from me. Not the best day. Bye.",
+]
+EVAL_UNHAPPY = [
+ "No, nothing more. I'm quite let down by this, goodbye.", "That's all, sadly. Not a great result for me. Bye.",
+ "Nope. Can't believe it couldn't be fixed. Goodbye.", "No. I'm leaving this chat pretty unhappy. Bye.",
+ "Nothing else, though this was really disappointing. Take care.", "No, that's everything. Very unsatisfying. Good day.",
+ "No, I'm done. Annoyed, but thanks for your time.", "That'll be all. I'm not happy about the refusal. Bye.",
+ "No more for today. This wasn't what I wanted. Goodbye.", "No, nothing. Quite frustrating, all told. Bye.",
+ "All done I guess. Pretty bummed about it. Bye.", "No, no more questions. I'll consider my options. Goodbye.",
+ "Nothing else. Feeling a bit cheated, honestly. Bye.", "No, that wraps it up. Not satisfied at all.",
+ "That's it. Still think it should have been allowed. Goodbye.", "No, we can end here. It's a pity. Bye.",
+ "Nah, I'm done. Not a good outcome. Cheers anyway.", "No, thank you. This left a sour taste. Goodbye.",
+ "No, that's all I had. Really not ideal. Bye.", "Nothing further. Unfortunate, but goodbye.",
+ "No, that's all. Hugely disappointing. Bye bye.", "We're done. I'm unhappy with the service today.",
+ "No thanks, nothing else. Upsetting, but okay. Bye.", "No, I'll leave it. Not pleased one bit. Goodbye.",
+ "That's all, I suppose. Rather disappointing. Bye.",
+]
+TRAIN_UNHAPPY += [
+ "No, though I'm really not pleased with how it turned out.", "No, but I'm annoyed nothing could be done. Bye.",
+ "No, although honestly this has been frustrating.", "Nope, though I'm disappointed you couldn't do it.",
+ "No, but that really wasn't the answer I needed. Goodbye.", "No, though it's a shame. Thanks regardless.",
+ "No, but I'm unhappy about that refusal. Goodbye.", "Nothing else, although I'm quite upset about it.",
+ "No, but this left me worse off than before. Bye.", "No, though I'll be looking for other options now.",
+ "No, even though I'm not satisfied. Thanks anyway.", "No, but I'm not happy. Bye for now.",
+]
+# questions for a detail that name an action: a slot question, not a request for permission
+TRAIN_SLOT_ACTIONS = [
+ "Which flight should I book you on?", "What size should I switch it to?", "Which seat should I put you in?",
+ "What date should I move the trip to?", "Which account should I send it from?", "Which plan should I change you to?",
+ "What colour should I swap it for?", "Where should I ship the replacement?", "Which card should I charge the fee to?",
+ "What address should I update it to?", "Which hotel should I move the booking to?", "What time should I reschedule you for?",
+ "Okay. Which room type should I upgrade you to?", "Thanks. What amount should I transfer?",
+ "Got it. Which line should I add the data to?", "Sure. Which order should I cancel?",
+ "Alright. Which item should I return for you?", "Right. What name should I change it to?",
+ "Noted. Which bag option should I add?", "Thank you. What speed tier should I move you to?",
+]
+
+
+def slot_actions(texts):
+    return [{"text": t, "role": "agent", "label": "other", "phenomenon": "slot_question_action"} for t in texts]
+
+
+def unhappy(texts):
+    return [{"text": t, "role": "user", "label": "closing", "phenomenon": "unhappy_closing"} for t in texts]
+
+MADE = {"found_prefix", "unhappy_closing", "slot_question_action"}  # the phenomena of the rows made here
+
+if __name__ == "__main__":
+    which = sys.argv[1]
+    bank = Path(__file__).resolve().parents[2] / "trajforge/environments/dialogue/banks" / f"{which}.jsonl"
+    lines = [line for line in bank.read_text(encoding="utf-8").splitlines() if line.strip()]
+    # a rerun makes the same rows again; every other row is kept as it is written
+    kept = [line for line in lines if json.loads(line)["phenomenon"] not in MADE]
+    base = [json.loads(line) for line in kept]
+    if which == "train":
+        new = compose(base, TRAIN_FOUND, 7, 260, 160, 60) + slot_actions(TRAIN_SLOT_ACTIONS)
+    else:
+        new = compose(base, EVAL_FOUND, 11, 150, 80, 40) + unhappy(EVAL_UNHAPPY)
+    made = [json.dumps(r, ensure_ascii=False) for r in new]
+    bank.write_text("".join(line + "\n" for line in kept + made), encoding="utf-8")
+    print(f"{which}: {len(base)} rows kept, {len(new)} made", file=sys.stderr)
