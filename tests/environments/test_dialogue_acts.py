@@ -83,7 +83,7 @@ def test_writer2_bank(writer2: list[dict[str, str]]) -> None:
 
 
 def test_writer2_floor(writer2: list[dict[str, str]]) -> None:
-    """Not the 98% target (measured: consent P 0.953 R 0.870, non_consent P 0.867 R 0.951, far
+    """Not the 98% target (measured: consent P 0.946 R 0.853, non_consent P 0.867 R 0.951, far
     below it: hard replies by a writer the model never read), a floor against regressions."""
     scores = per_class(writer2)
     assert scores["consent"]["precision"] >= 0.93 and scores["consent"]["recall"] >= 0.85, scores["consent"]
@@ -171,7 +171,7 @@ def test_banks_are_disjoint(train: list[dict[str, str]], bank: list[dict[str, st
 @pytest.mark.xfail(strict=True, reason="measured below the 98% target: consent P 0.976 R 0.970 and non_consent "
                    "P 0.970 R 0.976 (confirm_request P 0.994 R 0.996 passes; anything_else P 1.000 R 0.994; "
                    "closing P 0.979 R 0.979; dev: consent P 0.992 R 0.981; dev2: every class >= 0.984; "
-                   "writer2, held out: consent P 0.953 R 0.870), measured after training on two thirds "
+                   "writer2, held out: consent P 0.946 R 0.853), measured after training on two thirds "
                    "of an independent writer's replies")
 def test_per_class_targets_on_the_eval_bank(bank: list[dict[str, str]]) -> None:
     scores = per_class(expand(bank))

@@ -183,8 +183,9 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "transfer_funds": IntentSpec(
         "transfer_funds", writes=True, core_slots=(), slots=("from_account", "to_account", "amount"),
-        found=("Account {from_account_id} has a balance of ${balance}.",
-               "I see ${balance} available in account {from_account_id}."),
+        # no balance: one read before a transfer into the account is stale by now
+        found=("I have both accounts here: {from_account_id} and {to_account_id}.",
+               "I see account {from_account_id} and account {to_account_id} on your profile."),
         requests=("I need to move money between my accounts.",
                   "Can you transfer some money from one of my accounts to another?",
                   "I'd like to move money from one account of mine to another."),
@@ -197,8 +198,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "pay_payee": IntentSpec(
         "pay_payee", writes=True, core_slots=(), slots=("from_account", "payee", "amount"),
-        found=("Account {from_account_id} has a balance of ${balance}, and {payee_name} is on your payee list.",
-               "I see {payee_name} among your payees, and ${balance} in account {from_account_id}."),
+        found=("{payee_name} ({payee_id}) is on your payee list.",
+               "I see {payee_name} among your saved payees."),
         requests=("I'd like to send money to one of my saved payees.",
                   "Can you make a payment to a payee of mine?"),
         actions=("send {amount} from account {from_account_id} to your payee {payee_name} ({payee_id})",
