@@ -10,9 +10,10 @@ all-MiniLM-L6-v2, n = 114, mean over ``--samples`` samples) and the mean pairwis
 - **story, no person**: the story alone (background, situations, constraint, fallbacks);
 - **requests**: the opener and the numbered requests with their details;
 - **person last**: the goal with ``You are <role> (<who>).`` moved to its end;
-- **person last, no details**: that, with the ``[slot: value, ...]`` details left out.
+- **person last, no details**: that, with the ``[slot: value, ...]`` details left out;
+- **no person, no details**: the story and the requests alone.
 
-The last two are renderings the generator does not write: what a change of the goal's layout
+The last three are renderings the generator does not write: what a change of the goal's layout
 would give, measured before making it.
 
     .venv/bin/python benchmarks/goal_vendi_parts.py
@@ -47,7 +48,8 @@ def parts(goal: str, role: str) -> dict[str, str]:
     bare = re.sub(r" \[[^\]]*\]", "", requests)
     return {"goal": goal, "story": f"{person} {story}".strip(), "story, no person": story,
             "requests": requests, "person last": f"{story} {requests} {person}".strip(),
-            "person last, no details": f"{story} {bare} {person}".strip()}
+            "person last, no details": f"{story} {bare} {person}".strip(),
+            "no person, no details": f"{story} {bare}".strip()}
 
 
 def measure(blueprints: int, samples: int) -> dict[str, Any]:
