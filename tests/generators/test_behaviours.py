@@ -170,3 +170,16 @@ def test_faults_are_still_caught_with_behaviours(name: str) -> None:
         verdicts = {v.check: v.passed for v in verify(episode.trajectory, episode.job.blueprint, domain)}
         assert not all(verdicts.values()), (fault, episode.job.blueprint.user.behaviours)
         assert not verdicts[FAULT_CHECKS[fault.kind]], (fault, verdicts)
+
+
+def test_a_model_user_is_told_its_behaviours() -> None:
+    """A model playing the user gets each labelled behaviour as an instruction, and none other."""
+    from trajforge.simulation.llm_user import BEHAVIOUR_INSTRUCTIONS, user_instructions
+
+    domain = load_domain("telecom", 200, 0)
+    blueprints = _blueprints("telecom", 60)
+    assert set(BEHAVIOUR_INSTRUCTIONS) == set(Behaviour)
+    for bp in blueprints:
+        prompt = user_instructions(bp, domain)
+        for behaviour, text in BEHAVIOUR_INSTRUCTIONS.items():
+            assert (text in prompt) == (behaviour in bp.user.behaviours), (bp.id, behaviour)

@@ -194,3 +194,23 @@ def test_rl_tasks_carry_what_the_verifiers_need(groups, blueprint_rows) -> None:
         assert v["policy_rules"] == list(bp["policy_rules"])
         assert len(v["required_outputs"]) == len(bp["outputs"])
         assert task["user"]["goal"] == bp["goal"]
+        assert task["user"]["behaviours"] == list(bp["behaviours"] or ())
+
+
+def test_user_behaviours_are_queryable_in_the_catalog(default_build) -> None:
+    """The default build's blueprints carry their user behaviours as a list column (issue 17):
+    a DuckDB query over the catalog finds each drawn kind, and the count matches the rows."""
+    con = connect(default_build)
+    try:
+        total = con.execute("SELECT count(*) FROM blueprints").fetchone()[0]
+        with_any = con.execute("SELECT count(*) FROM blueprints WHERE len(behaviours) > 0").fetchone()[0]
+        per_kind = dict(con.execute(
+            "SELECT b, count(*) FROM (SELECT unnest(behaviours) AS b FROM blueprints) GROUP BY b").fetchall())
+        asks = con.execute("SELECT count(*) FROM blueprints WHERE list_contains(behaviours, 'asks_human')"
+                           ).fetchone()[0]
+    finally:
+        con.close()
+    assert 0.3 * total <= with_any < total
+    assert asks == per_kind["asks_human"] > 0
+    assert {"question_back", "withholds_detail", "off_topic", "impatient", "corrects_detail",
+            "ends_unhappy"} <= per_kind.keys(), per_kind
