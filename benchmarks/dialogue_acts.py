@@ -16,6 +16,7 @@ sight of a text, i.e. uncached, and cached). Results go to benchmarks/results/di
 from __future__ import annotations
 
 import os
+import runpy
 import sys
 import time
 from pathlib import Path
@@ -26,6 +27,7 @@ from _common import command_line, machine_info, machine_markdown, utc_now, write
 
 from trajforge.environments.dialogue import _agent, _user, classify_agent, classify_user
 from trajforge.environments.dialogue.evaluate import (
+    action_grid,
     by_phenomenon,
     confusion,
     expand,
@@ -35,6 +37,8 @@ from trajforge.environments.dialogue.evaluate import (
     predict,
 )
 from trajforge.environments.dialogue.train import read_bank
+
+HERE = Path(__file__).resolve().parent
 
 
 def _speed(rows: list[dict[str, str]], repeat: int = 5) -> dict[str, float]:
@@ -61,6 +65,9 @@ def measure() -> dict[str, Any]:
     dev = read_bank("dev.jsonl")
     writer2 = read_bank("writer2.jsonl")
     gen = generator_phrases()
+    eval_templates = [r["text"] for r in bank if r.get("phenomenon") == "template"]
+    lists = runpy.run_path(str(HERE / "data" / "action_lists.py"))
+    held = runpy.run_path(str(HERE / "data" / "dialogue_bank_rows.py"))["held_out"]
     gen_wrong = [{"source": r["phenomenon"], "text": r["text"], "predicted": predict(r)}
                  for r in gen if not is_right(r, predict(r))]
     return {
@@ -78,6 +85,14 @@ def measure() -> dict[str, Any]:
         "errors": [{"label": r["label"], "phenomenon": r["phenomenon"], "text": r["text"], "predicted": predict(r)}
                    for r in rows if not is_right(r, predict(r))],
         "speed": _speed(rows),
+        # confirmation requests whatever they ask to do: the generator's actions in other templates
+        "action_grid": {
+            "eval_templates": action_grid(eval_templates, "confirm_request"),
+            "held_out_train_templates": action_grid(
+                [t for t in lists["TRAIN_CONFIRM_TEMPLATES"] if held(t)], "confirm_request"),
+            "held_out_train_other_templates": action_grid(
+                [t for t in lists["TRAIN_ACTION_OTHER_TEMPLATES"] if held(t)], "other"),
+        },
     }
 
 
@@ -111,6 +126,20 @@ def render(payload: dict[str, Any]) -> str:
     g = r["generator"]
     lines += ["", f"## Generator phrases: {g['right']}/{g['n']} right", ""]
     lines += [f"- {w['source']}: \"{w['text']}\" -> {w['predicted']}" for w in g["wrong"]]
+    lines += ["", "## Whatever the action: templates filled with the generator's actions", "",
+              "Each `{action}` template filled with every action phrasing of the four built-in domains' "
+              "intents (never in a training bank), alone and after the intent's statement of what the "
+              "agent found (`evaluate.action_grid`). Templates: the evaluation bank's (44), and the fifth "
+              "of `benchmarks/data/action_lists.py`'s hand-written templates held out of train.jsonl "
+              "(`dialogue_bank_rows.held_out`).", "",
+              "| templates | expected | templates | messages | read right | accuracy |", "|---|---|---:|---:|---:|---:|"]
+    for name, grid in r.get("action_grid", {}).items():
+        lines.append(f"| {name} | {grid['label']} | {grid['templates']} | {grid['n']} | {grid['right']} "
+                     f"| {grid['accuracy']:.4f} |")
+    for name, grid in r.get("action_grid", {}).items():
+        lines += ["", f"{name}, per domain and form: "
+                  + ", ".join(f"{k} {c['right']}/{c['n']}" for k, c in grid["cells"].items())]
+        lines += [f"- {m} missed: {t}" for t, m in list(grid["misses"].items())[:6]]
     lines += ["", "## Per phenomenon", "", "| label/phenomenon | n | accuracy |", "|---|---:|---:|"]
     lines += [f"| {k} | {v['n']} | {v['accuracy']:.3f} |" for k, v in r["per_phenomenon"].items()]
     lines += ["", "## Confusion (rows: truth, columns: predicted)", ""]

@@ -13,8 +13,11 @@ in train.jsonl the user model read two more of writer2's consents wrong.
 
     .venv/bin/python benchmarks/data/dialogue_bank_rows.py train   # then eval; then retrain
 """
+import hashlib
 import json
 import random
+import re
+import runpy
 import sys
 from pathlib import Path
 
@@ -140,7 +143,79 @@ def slot_actions(texts):
 def unhappy(texts):
     return [{"text": t, "role": "user", "label": "closing", "phenomenon": "unhappy_closing"} for t in texts]
 
-MADE = {"found_prefix", "unhappy_closing", "slot_question_action"}  # the phenomena of the rows made here
+# offers of more help that hold "me to" (as requests for permission do): written in session 15
+TRAIN_ELSE_ME = [
+ "Anything else you want me to check while I'm in your account?", "Is there another booking you'd like me to review?",
+ "Would you like me to look into anything else today?", "Any other charges you want me to go over?",
+ "Is there something else you need me to take care of?", "Are there other lines you'd like me to look at?",
+ "Anything more you'd like me to do for you today?", "Is there any other reservation you want me to pull up?",
+ "Do you want me to help with anything else?", "Any other accounts you'd like me to check on?",
+ "Is there another item you'd like me to look into?", "Can I look into anything else for you, or are we all set?",
+ "Anything else you'd want me to handle before we finish?", "Are there other payments you'd like me to review?",
+ "Is there one more thing you'd like me to sort out?", "Would you like me to check on any of your other orders?",
+]
+
+
+# choice questions (a detail to pick, not a yes or no to an action): written in session 15
+TRAIN_CHOICES = [
+ "Do you want the money back on your card or kept as store credit?", "Would you like a window or an aisle seat?",
+ "Do you want the new card sent to your home or to your office?", "Should the refund go to the Visa or to the gift card?",
+ "Would you prefer the 8am or the 2pm flight?", "Do you want it in black or in grey?",
+ "Is this for the checking account or the savings account?", "Do you want the upgrade now or from your next bill?",
+ "Would you like the replacement or a refund?", "Do you want me to use the card ending 4410 or the one ending 0918?",
+ "Should I look at the March order or the April one?", "Do you want the paper statement or the e-mail version?",
+]
+
+
+def held_out(template):
+    """A fixed fifth of the action templates, kept out of train.jsonl: with the generator's actions
+    (never trained on) they measure whether a request is read the same whatever it asks to do."""
+    return hashlib.sha256(template.encode()).digest()[0] % 5 == 0
+
+
+def _grams(text):
+    words = " ".join(re.sub(r"[^\w\s]", " ", re.sub(r"\{[a-z_]+\}", " ", text.lower())).split()).split()
+    return {tuple(words[i:i + 6]) for i in range(len(words) - 5)}
+
+
+def action_rows(base, seed, per_template=6):
+    """``action_template`` rows (session 15): action_lists.py's hand-written templates (a fifth held
+    out) filled with its hand-written actions, a third of them after a statement of what the agent
+    found; confirmation requests and messages that name an action without asking to do it. A row
+    that shares a word 6-gram with eval.jsonl is dropped (the banks' disjointness rule, tested in
+    tests/environments/test_dialogue_acts.py); eval.jsonl is read for that filter only."""
+    lists = runpy.run_path(str(Path(__file__).with_name("action_lists.py")))
+    rng = random.Random(seed)
+    banks = Path(__file__).resolve().parents[2] / "trajforge/environments/dialogue/banks"
+    eval_grams = set().union(*(_grams(json.loads(line)["text"])
+                               for line in (banks / "eval.jsonl").read_text(encoding="utf-8").splitlines()
+                               if line.strip()))
+    out = []
+    for key, label in (("TRAIN_CONFIRM_TEMPLATES", "confirm_request"), ("TRAIN_ACTION_OTHER_TEMPLATES", "other")):
+        for template in lists[key]:
+            if held_out(template):
+                continue
+            for action in rng.sample(lists["TRAIN_ACTIONS"], per_template):
+                text = template.replace("{action}", action)
+                if rng.random() < 1 / 3:
+                    text = f"{rng.choice(lists['TRAIN_FOUND_LEADS'])} {text}"
+                out.append({"text": text, "role": "agent", "label": label, "phenomenon": "action_template"})
+    # the same leads before questions for a detail and offers of more help, so that a statement of
+    # what was found followed by a question is not taken for a request for permission
+    for row in compose(base, lists["TRAIN_FOUND_LEADS"], seed, 0, 160, 80):
+        out.append(dict(row, phenomenon="action_template"))
+    for text in TRAIN_CHOICES:
+        out.append({"text": text, "role": "agent", "label": "other", "phenomenon": "action_template"})
+        lead = rng.choice(lists["TRAIN_FOUND_LEADS"])
+        out.append({"text": f"{lead} {text}", "role": "agent", "label": "other", "phenomenon": "action_template"})
+    for text in TRAIN_ELSE_ME:  # alone and after a report of what was done or found
+        out.append({"text": text, "role": "agent", "label": "anything_else", "phenomenon": "action_template"})
+        lead = rng.choice(lists["TRAIN_FOUND_LEADS"])
+        out.append({"text": f"{lead} {text}", "role": "agent", "label": "anything_else", "phenomenon": "action_template"})
+    return [r for r in out if not _grams(r["text"]) & eval_grams]
+
+
+MADE = {"found_prefix", "unhappy_closing", "slot_question_action", "action_template"}  # the rows made here
 
 if __name__ == "__main__":
     which = sys.argv[1]
@@ -150,7 +225,7 @@ if __name__ == "__main__":
     kept = [line for line in lines if json.loads(line)["phenomenon"] not in MADE]
     base = [json.loads(line) for line in kept]
     if which == "train":
-        new = compose(base, TRAIN_FOUND, 7, 260, 160, 60) + slot_actions(TRAIN_SLOT_ACTIONS)
+        new = compose(base, TRAIN_FOUND, 7, 260, 160, 60) + slot_actions(TRAIN_SLOT_ACTIONS) + action_rows(base, 15)
     else:
         new = compose(base, EVAL_FOUND, 11, 150, 80, 40) + unhappy(EVAL_UNHAPPY)
     made = [json.dumps(r, ensure_ascii=False) for r in new]

@@ -16,7 +16,14 @@ from trajforge.environments.dialogue import (
     is_affirmative,
     is_confirmation_request,
 )
-from trajforge.environments.dialogue.evaluate import expand, generator_phrases, is_right, per_class, predict
+from trajforge.environments.dialogue.evaluate import (
+    action_grid,
+    expand,
+    generator_phrases,
+    is_right,
+    per_class,
+    predict,
+)
 from trajforge.environments.dialogue.model import WEIGHTS_FILE
 from trajforge.environments.dialogue.train import dump, read_bank, train_all
 
@@ -169,7 +176,7 @@ def test_banks_are_disjoint(train: list[dict[str, str]], bank: list[dict[str, st
 
 
 @pytest.mark.xfail(strict=True, reason="measured below the 98% target: consent P 0.976 R 0.970 and non_consent "
-                   "P 0.970 R 0.976 (confirm_request P 0.994 R 0.996 passes; anything_else P 1.000 R 0.994; "
+                   "P 0.970 R 0.976 (confirm_request P 0.994 R 1.000 passes; anything_else P 1.000 R 0.994; "
                    "closing P 0.979 R 0.979; dev: consent P 0.992 R 0.981; dev2: every class >= 0.984; "
                    "writer2, held out: consent P 0.946 R 0.853), measured after training on two thirds "
                    "of an independent writer's replies")
@@ -178,6 +185,27 @@ def test_per_class_targets_on_the_eval_bank(bank: list[dict[str, str]]) -> None:
     for name in ("confirm_request", "consent", "non_consent"):
         s = scores[name]
         assert s["precision"] >= TARGET and s["recall"] >= TARGET, (name, s)
+
+
+def test_a_request_is_read_whatever_action_it_names(bank: list[dict[str, str]]) -> None:
+    """The evaluation bank's request templates, filled with the generator's actions (long, with
+    addresses, reasons in brackets and price settlements; never in a training bank), alone and
+    after what the agent found: measured 0.9956 (0.9661 before the action_template rows and the
+    closing-sentences reading of session 15)."""
+    templates = [r["text"] for r in bank if r.get("phenomenon") == "template"]
+    grid = action_grid(templates, "confirm_request")
+    assert grid["n"] > 4000
+    assert grid["accuracy"] >= 0.99, list(grid["misses"].items())[:5]
+
+
+def test_the_closing_sentences_carry_the_request() -> None:
+    """A request after a long preamble (an aside, what was found) is read from its last sentences
+    too; a preamble before a question for a detail or a report stays ``other``."""
+    aside = ("I can't speak to that, I'm afraid. Sorry this is taking a while. Almost there. "
+             "I've found order #W4711280; it shows as pending. ")
+    assert is_confirmation_request(aside + "May I switch the payment of order #W4711280 to your PayPal account?")
+    assert not is_confirmation_request(aside + "Which payment method would you like to use instead?")
+    assert not is_confirmation_request(aside + "I've switched the payment of order #W4711280 to PayPal.")
 
 
 def test_generator_phrases_are_recognised() -> None:

@@ -28,7 +28,7 @@ text (about 140 us on first sight, on a shared 2-core machine).
 Measured (benchmarks/results/dialogue_acts.md) on ``banks/eval.jsonl``, a bank written separately
 from the training bank and from the generator's phrases (disjoint after normalisation, no shared
 word 6-gram; tests/environments/test_dialogue_acts.py checks both): confirm_request P 0.994
-R 0.996, anything_else P 1.000 R 0.994, consent P 0.976 R 0.970, non_consent P 0.970 R 0.976,
+R 1.000, anything_else P 1.000 R 0.994, consent P 0.976 R 0.970, non_consent P 0.970 R 0.976,
 closing P 0.979 R 0.979; the generator's own phrases, all four domains' (17,995 with what the
 agent found before a confirmation and its answers to the user's behaviours), are all read
 right. Consent and non-consent are below the 98% target on eval. An agent that says what it
@@ -39,6 +39,23 @@ statement, different in train and eval, before a row of the same bank;
 confirm_request at P 0.993 R 1.000 before and after retraining; in 300 retail episodes worded
 from the evaluation bank whose agent says what it found, confirmation requests misread fell from
 20 writes to 14 (5 when the agent says nothing before asking).
+
+Whatever the action: a request is read by its form, not by what it asks to do. The evaluation
+bank's 44 request templates filled with the generator's actions (long, with addresses, reasons in
+brackets, price settlements; never in a training bank), alone and after what the agent found,
+were read right 96.6% of the time ("Let me know if I should cancel your order #W1 (reason: no
+longer needed) and refund the original payment method. Ready when you are." was ``other``); in
+2,000 oracle episodes re-worded from the evaluation bank, 66 writes failed confirmation for it.
+Three changes (session 15): ``action_template`` rows in train.jsonl (a writer who saw neither the
+evaluation bank nor the generator's phrasing wrote 120 long actions in many domains, 70 request
+templates, 50 templates that name an action without asking, 40 found lines;
+``benchmarks/data/action_lists.py``, composed by ``benchmarks/data/dialogue_bank_rows.py``, a
+fifth of the templates held out), a negation's scope ends at a closing bracket, and a message read
+as ``other`` is read again from its last ``TAIL_SENTENCES`` sentences (what an agent asks comes
+last; a long preamble of asides and findings dilutes it). Now 99.56%; the held-out templates
+99.44% (95.4% before), their non-requests 95.7% ``other`` (96.1%; one template, "With your
+approval on record, I'm starting the request to ...", is read as a request); re-worded episodes'
+writes misread for the request: 3 in 2,000.
 
 ``banks/writer2.jsonl`` is the harder measure: 375 replies (with the agent message each answers)
 by a second writer who never saw any bank or the generator's phrases, asked for hard cases
@@ -71,6 +88,11 @@ Why this and not rules or embeddings: six marker phrases and one regex recognise
 scripted policies' own wording; a sentence-embedding model needs torch, which the core install
 does not have.
 
+The user model reads a reply without the message it answers; "Ok, thanks." or "You got it,
+thanks." after a confirmation request are consents to the evaluation bank's writer and ``other`` or
+``closing`` to the model (train.jsonl has "Ok, thanks for checking." as an acknowledgement of
+information, ``other``): these account for most of the re-worded episodes that fail confirmation.
+
 A reply to a confirmation request is consent only when it is an explicit yes without a hedge,
 a withdrawal, a question back, a revision or sarcasm; everything else given in answer to a
 proposal (``non_consent``, ``closing``, ``other``) is not consent.
@@ -78,6 +100,7 @@ proposal (``non_consent``, ``closing``, ``other``) is not consent.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -100,11 +123,22 @@ class UserAct:
     score: float
 
 
+_SENTENCE = re.compile(r"(?<=[.?!])\s+(?=[A-Z\"'(])")
+TAIL_SENTENCES = 2
+
+
 @lru_cache(maxsize=8192)
 def _agent(text: str) -> AgentAct:
     if not text.strip():
         return AgentAct("other", 1.0)
-    label, score = load_models()["agent"].predict(text)
+    model = load_models()["agent"]
+    label, score = model.predict(text)
+    if label == "other":  # what an agent asks is said last: read the closing sentences on their own too
+        sentences = _SENTENCE.split(text.strip())
+        if len(sentences) > TAIL_SENTENCES:
+            tail_label, tail_score = model.predict(" ".join(sentences[-TAIL_SENTENCES:]))
+            if tail_label == "confirm_request":
+                return AgentAct(tail_label, tail_score)  # type: ignore[arg-type]
     return AgentAct(label, score)  # type: ignore[arg-type]
 
 

@@ -176,3 +176,41 @@ def generator_phrases(domains: Sequence[type[Domain]] | None = None) -> list[dic
         add(f"{text.format(price='$54.20')} {user.REDIRECT[0].replace('{request}', requests[0])}", "user",
             "non_consent", "user.PRICE+user.REDIRECT")
     return rows
+
+
+def action_grid(templates: Sequence[str], label: str,
+                domains: Sequence[type[Domain]] | None = None) -> dict[str, Any]:
+    """Whether a message is read the same whatever action it names: each ``{action}`` template
+    filled with every action phrasing of every installed domain's (or ``domains``') intents
+    (stand-in values), alone and after one of the intent's found lines (the agent says what it
+    found, then asks), each expected to be read as ``label``. The generator's actions are never
+    in a training bank, so with templates from outside it this measures invariance to the action.
+    Returns counts per domain and form (``bare``, ``found``) and the misses per template."""
+    from trajforge.environments.registry import domain_names, load_domain_class
+
+    if domains is None:
+        domains = [load_domain_class(name) for name in domain_names()]
+    values = _Values()
+    cells: dict[str, dict[str, int]] = {}
+    misses: Counter[str] = Counter()
+    for domain in domains:
+        for spec in domain.intents.values():
+            founds = [f.format_map(values) for f in spec.found]
+            for k, action in enumerate(spec.actions):
+                filled = action.format_map(values)
+                for j, template in enumerate(templates):
+                    text = template.replace("{action}", filled)
+                    forms = [("bare", text)]
+                    if founds:  # a fixed, varied choice of found line per (action, template)
+                        forms.append(("found", f"{founds[(j + k) % len(founds)]} {text}"))
+                    for form, message in forms:
+                        cell = cells.setdefault(f"{domain.name}/{form}", {"n": 0, "right": 0})
+                        read_right = classify_agent(message).label == label
+                        cell["n"] += 1
+                        cell["right"] += read_right
+                        misses[template] += not read_right
+    n = sum(c["n"] for c in cells.values())
+    right = sum(c["right"] for c in cells.values())
+    return {"label": label, "templates": len(templates), "n": n, "right": right,
+            "accuracy": right / n if n else 1.0, "cells": dict(sorted(cells.items())),
+            "misses": {t: m for t, m in misses.most_common() if m}}

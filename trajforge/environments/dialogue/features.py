@@ -443,8 +443,11 @@ def features(text: str, role: str = "") -> list[str]:
     negated = contrasted = False
     words: list[str] = []
     sentences: list[list[str]] = [[]]
-    toks_nb = [t for t in toks if t not in ("(", ")")]
+    toks_nb = [t for t in toks if t != "("]  # a closing bracket ends a negation's scope, then goes
     for t in toks_nb:
+        if t == ")":
+            negated = False
+            continue
         if t in _SENTENCE_END or t in {",", "!"}:
             negated = False
             if t in _SENTENCE_END:
@@ -459,6 +462,7 @@ def features(text: str, role: str = "") -> list[str]:
             negated = True
         if t in _CONTRAST:
             contrasted = True
+    toks_nb = [t for t in toks_nb if t != ")"]
     if not words:  # punctuation only ("?", "...")
         return sorted({"nowords", *("p:" + t for t in toks_nb)})
     seq = ["<s>", *toks_nb, "</s>"]
