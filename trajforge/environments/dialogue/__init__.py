@@ -43,7 +43,7 @@ from the evaluation bank whose agent says what it found, confirmation requests m
 Whatever the action: a request is read by its form, not by what it asks to do. The evaluation
 bank's 44 request templates filled with the generator's actions (long, with addresses, reasons in
 brackets, price settlements; never in a training bank), alone and after what the agent found,
-were read right 96.6% of the time ("Let me know if I should cancel your order #W1 (reason: no
+were read right 96.6% of the time ("Let me know if I should cancel your order (reason: no
 longer needed) and refund the original payment method. Ready when you are." was ``other``); in
 2,000 oracle episodes re-worded from the evaluation bank, 66 writes failed confirmation for it.
 Three changes (session 15): ``action_template`` rows in train.jsonl (a writer who saw neither the
