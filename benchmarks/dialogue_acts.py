@@ -6,7 +6,9 @@ Reports per class precision/recall/F1 and counts on trajforge/environments/dialo
 (banks/dev.jsonl, the hand-written set models are chosen by), per class on the dev2 bank
 (banks/dev2.jsonl, multi-domain), per class and per phenomenon on the writer2 bank (banks/writer2.jsonl:
 user replies by a second, independent writer who never saw the other banks, held out from training;
-harder than eval by design), accuracy per phenomenon, the confusion, the
+harder than eval by design), the same on the writer3 bank (banks/writer3.jsonl: a third writer's
+replies to confirmation requests, never trained on), the action grid (request templates filled with
+the generator's actions), accuracy per phenomenon, the confusion, the
 accuracy on the scripted policies' own phrases, and microseconds per classification (first
 sight of a text, i.e. uncached, and cached). Results go to benchmarks/results/dialogue_acts.{md,json}.
 
@@ -64,6 +66,7 @@ def measure() -> dict[str, Any]:
     rows = expand(bank)
     dev = read_bank("dev.jsonl")
     writer2 = read_bank("writer2.jsonl")
+    writer3 = read_bank("writer3.jsonl")
     gen = generator_phrases()
     eval_templates = [r["text"] for r in bank if r.get("phenomenon") == "template"]
     lists = runpy.run_path(str(HERE / "data" / "action_lists.py"))
@@ -72,13 +75,15 @@ def measure() -> dict[str, Any]:
                  for r in gen if not is_right(r, predict(r))]
     return {
         "bank_sizes": {"eval_entries": len(bank), "eval_measured": len(rows), "dev_entries": len(dev),
-                       "writer2_entries": len(writer2),
+                       "writer2_entries": len(writer2), "writer3_entries": len(writer3),
                        "train_entries": len(read_bank("train.jsonl"))},
         "per_class": per_class(rows),
         "per_class_dev": {k: v for k, v in per_class(dev).items() if k in ("consent", "non_consent")},
         "per_class_dev2": per_class(read_bank("dev2.jsonl")),
         "per_class_writer2": {k: v for k, v in per_class(writer2).items() if v["positives"]},
         "per_phenomenon_writer2": by_phenomenon(writer2),
+        "per_class_writer3": {k: v for k, v in per_class(writer3).items() if v["positives"]},
+        "per_phenomenon_writer3": by_phenomenon(writer3),
         "per_phenomenon": by_phenomenon(rows),
         "confusion": confusion(rows),
         "generator": {"n": len(gen), "right": len(gen) - len(gen_wrong), "wrong": gen_wrong},
@@ -123,6 +128,14 @@ def render(payload: dict[str, Any]) -> str:
                      f"| {s['f1']:.3f} |")
     lines += ["", "| writer2 label/phenomenon | n | accuracy |", "|---|---:|---:|"]
     lines += [f"| {k} | {v['n']} | {v['accuracy']:.3f} |" for k, v in r.get("per_phenomenon_writer2", {}).items()]
+    lines += ["", "## Per class (writer3 bank, writer3.jsonl: a third writer's replies to confirmation "
+              "requests, session 15, held out whole)", "",
+              "| class | n | positives | precision | recall | F1 |", "|---|---:|---:|---:|---:|---:|"]
+    for name, s in r.get("per_class_writer3", {}).items():
+        lines.append(f"| {name} | {s['n']} | {s['positives']} | {s['precision']:.3f} | {s['recall']:.3f} "
+                     f"| {s['f1']:.3f} |")
+    lines += ["", "| writer3 label/phenomenon | n | accuracy |", "|---|---:|---:|"]
+    lines += [f"| {k} | {v['n']} | {v['accuracy']:.3f} |" for k, v in r.get("per_phenomenon_writer3", {}).items()]
     g = r["generator"]
     lines += ["", f"## Generator phrases: {g['right']}/{g['n']} right", ""]
     lines += [f"- {w['source']}: \"{w['text']}\" -> {w['predicted']}" for w in g["wrong"]]

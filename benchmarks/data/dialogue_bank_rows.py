@@ -11,7 +11,7 @@ help; never a template), keeping that row's label. eval.jsonl also gets unhappy 
 ("Which flight should I book you on?", label ``other``). ``TRAIN_UNHAPPY`` is not used: with it
 in train.jsonl the user model read two more of writer2's consents wrong.
 
-    .venv/bin/python benchmarks/data/dialogue_bank_rows.py train   # then eval; then retrain
+    .venv/bin/python benchmarks/data/dialogue_bank_rows.py train   # then eval; then retrain; writer3 for its bank
 """
 import hashlib
 import json
@@ -215,10 +215,43 @@ def action_rows(base, seed, per_template=6):
     return [r for r in out if not _grams(r["text"]) & eval_grams]
 
 
+def _norm(text):
+    return " ".join(re.sub(r"[^\w\s]", " ", re.sub(r"\{[a-z_]+\}", " ", text.lower())).split())
+
+
+def writer3_rows():
+    """A third writer's 705 replies to confirmation requests (``writer3.jsonl`` here; written in
+    session 15 by a writer who saw no bank, no generator phrase and no test, each with the agent's
+    request it answers as ``context``), for ``banks/writer3.jsonl``: held out whole. A row whose
+    text (normalised) is in another bank or among the generator's phrases, or that shares a word
+    6-gram with eval.jsonl, is dropped. (Two thirds of it in train.jsonl were tried: writer2's
+    consent recall rose from 0.853 to 0.881, writer3's held third did not move (R 0.935) and the
+    generator's phrases were no longer all read right, so none of it is trained on.)"""
+    from trajforge.environments.dialogue.evaluate import generator_phrases
+
+    banks = Path(__file__).resolve().parents[2] / "trajforge/environments/dialogue/banks"
+    taken, eval_grams = set(), set()
+    for name in ("eval", "dev", "dev2", "writer2", "train"):
+        for line in (banks / f"{name}.jsonl").read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                text = json.loads(line)["text"]
+                taken.add(_norm(text))
+                if name == "eval":
+                    eval_grams |= _grams(text)
+    taken |= {_norm(r["text"]) for r in generator_phrases()}
+    source = Path(__file__).with_name("writer3.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in source if line.strip()]
+    return [r for r in rows if _norm(r["text"]) not in taken and not _grams(r["text"]) & eval_grams]
+
+
 MADE = {"found_prefix", "unhappy_closing", "slot_question_action", "action_template"}  # the rows made here
 
 if __name__ == "__main__":
     which = sys.argv[1]
+    if which == "writer3":  # a held-out bank of its own
+        out = Path(__file__).resolve().parents[2] / "trajforge/environments/dialogue/banks/writer3.jsonl"
+        out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in writer3_rows()), encoding="utf-8")
+        sys.exit(0)
     bank = Path(__file__).resolve().parents[2] / "trajforge/environments/dialogue/banks" / f"{which}.jsonl"
     lines = [line for line in bank.read_text(encoding="utf-8").splitlines() if line.strip()]
     # a rerun makes the same rows again; every other row is kept as it is written

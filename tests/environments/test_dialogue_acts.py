@@ -160,6 +160,12 @@ def test_banks_are_disjoint(train: list[dict[str, str]], bank: list[dict[str, st
     for other in (tr, ev, dv, d2, gen):
         shared_texts = sorted(w2 & other)
         assert not shared_texts, shared_texts[:5]
+    writer3 = read_bank("writer3.jsonl")
+    w3 = {_norm(r["text"]) for r in writer3}
+    assert len(w3) == len(writer3) >= 500
+    for other in (tr, ev, dv, d2, w2, gen):
+        shared_texts = sorted(w3 & other)
+        assert not shared_texts, shared_texts[:5]
 
     def grams(text: str) -> set[tuple[str, ...]]:
         w = _norm(text).split()
@@ -172,6 +178,8 @@ def test_banks_are_disjoint(train: list[dict[str, str]], bank: list[dict[str, st
     shared = [r["text"] for r in dev if grams(r["text"]) & eval_grams]
     assert not shared, shared[:5]
     shared = [r["text"] for r in writer2 if grams(r["text"]) & eval_grams]
+    assert not shared, shared[:5]
+    shared = [r["text"] for r in writer3 if grams(r["text"]) & eval_grams]
     assert not shared, shared[:5]
 
 

@@ -88,6 +88,15 @@ Why this and not rules or embeddings: six marker phrases and one regex recognise
 scripted policies' own wording; a sentence-embedding model needs torch, which the core install
 does not have.
 
+``banks/writer3.jsonl`` (session 15) is a third writer's 597 replies to confirmation requests,
+each with the request it answers, written without sight of any bank, the generator or the tests,
+never trained on: consent P 0.943 R 0.907, non_consent P 0.915 R 0.948. Weakest: consents that
+only thank or acknowledge (0.743 read right), non-consents that open like a yes ("Yes, I saw
+that, but I'd rather keep it": 0.767), hesitant consents and consents with no yes-word (0.86).
+Two thirds of it in train.jsonl were tried: writer2's consent recall rose from 0.853 to 0.881,
+writer3's own held third did not move and the generator's phrases were no longer all read
+right, so it stays a measure only (``benchmarks/data/dialogue_bank_rows.py``).
+
 The user model reads a reply without the message it answers; "Ok, thanks." or "You got it,
 thanks." after a confirmation request are consents to the evaluation bank's writer and ``other`` or
 ``closing`` to the model (train.jsonl has "Ok, thanks for checking." as an acknowledgement of
