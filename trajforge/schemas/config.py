@@ -131,6 +131,14 @@ class UserSimulatorConfig(Record):
     best_of: int = Field(default=1, ge=1, le=8, description="candidates per user turn")
 
 
+class RewriteConfig(Record):
+    """A model re-words the scripted agent's turns (``simulation/rewrite.py``); a rewrite that
+    changes a value, the act or what is asked is refused and the scripted text kept."""
+
+    model: ModelConfig
+    retries: int = Field(default=2, ge=0, le=10, description="re-asks of a rewrite a guard refused")
+
+
 class GatewayConfig(Record):
     """How model calls are made. Operational only: not part of the run id."""
 
@@ -149,6 +157,8 @@ class SimulationConfig(Record):
     agent_model: ModelConfig | None = Field(default=None, description="the model of the llm agent")
     user_model: ModelConfig | None = Field(default=None, description="None: the scripted user")
     user_simulator: UserSimulatorConfig = UserSimulatorConfig()
+    rewrite: RewriteConfig | None = Field(default=None, description="a model that re-words the scripted "
+                                          "agent's turns under guards; None: the scripted wording")
     gateway: GatewayConfig = GatewayConfig()
     fault_kinds: tuple[FaultKind, ...] = Field(default=tuple(FaultKind), min_length=1)
     max_turns: int = Field(default=40, ge=2, le=1000)
@@ -162,7 +172,7 @@ class SimulationConfig(Record):
         return self
 
     def uses_models(self) -> bool:
-        return self.agent_model is not None or self.user_model is not None
+        return self.agent_model is not None or self.user_model is not None or self.rewrite is not None
 
 
 class VerificationConfig(Record):
@@ -210,7 +220,8 @@ _MODEL_OPERATIONAL = {"api_base", "api_key_env", "transport", "rpm", "tpm", "inp
                       "output_cost_per_token"}
 _OPERATIONAL: dict[str, Any] = {"concurrency": True, "gateway": True,
                                    "agent_model": _MODEL_OPERATIONAL,
-                                   "user_model": _MODEL_OPERATIONAL}
+                                   "user_model": _MODEL_OPERATIONAL,
+                                   "rewrite": {"model": _MODEL_OPERATIONAL}}
 
 
 DiversityView = Literal["goal", "dialogue", "user", "agent", "calls", "structure"]
@@ -279,11 +290,14 @@ class RunConfig(Record):
                 "model": _MODEL_OPERATIONAL, "reviewer_model": _MODEL_OPERATIONAL}})
         if not generation["near_copy_share"]:
             generation.pop("near_copy_share")  # runs from before the field keep their ids
+        simulation = self.simulation.model_dump(mode="json", exclude=_OPERATIONAL)
+        if simulation["rewrite"] is None:
+            simulation.pop("rewrite")  # runs from before the field keep their ids
         return content_id(
             {
                 "domain": self.domain.model_dump(mode="json"),
                 "generation": generation,
-                "simulation": self.simulation.model_dump(mode="json", exclude=_OPERATIONAL),
+                "simulation": simulation,
                 "verification": self.verification.model_dump(
                     mode="json", exclude={"judge": _MODEL_OPERATIONAL}),
             },

@@ -27,6 +27,7 @@ from trajforge.simulation.episodes import (
     UserFactory,
     llm_agents,
     llm_users,
+    rewritten_agents,
     scripted_agents,
     scripted_users,
 )
@@ -65,9 +66,16 @@ def build_player(config: RunConfig, ctx: SimulationContext) -> EpisodePlayer:
         assert ctx.gateway is not None
         make_user = llm_users(ctx.gateway, sim.user_model, sim.user_simulator)
 
+    rewritten: AgentFactory | None = None
+    if sim.rewrite is not None:
+        assert ctx.gateway is not None
+        rewritten = rewritten_agents(ctx.gateway, sim.rewrite)
+
     def make_agent(episode: EpisodeContext) -> AgentPolicy:
         if episode.agent == "llm" and llm_agent is not None:
             return llm_agent(episode)
+        if rewritten is not None:
+            return rewritten(episode)
         return scripted_agents(episode)
 
     return EpisodePlayer(blueprint_domain, make_agent, make_user,

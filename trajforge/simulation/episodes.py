@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from trajforge.environments.base import Domain, Environment
 from trajforge.schemas.blueprint import TaskBlueprint
-from trajforge.schemas.config import ModelConfig, UserSimulatorConfig
+from trajforge.schemas.config import ModelConfig, RewriteConfig, UserSimulatorConfig
 from trajforge.schemas.trajectory import EpisodeSpec, Fault, Trajectory
 from trajforge.simulation.agents import ScriptedAgent
 from trajforge.simulation.runner import AgentPolicy, EpisodeLimits, UserPolicy, run_episode
@@ -108,6 +108,19 @@ def llm_agents(gateway: Gateway, model: ModelConfig) -> AgentFactory:
         assert episode.ledger is not None, "a model-backed agent needs the episode's ledger"
         return LLMAgent(gateway, model, episode.domain, episode.ledger,
                         episode_tag(episode.blueprint.id, episode.seed))
+
+    return make
+
+
+def rewritten_agents(gateway: Gateway, config: RewriteConfig) -> AgentFactory:
+    """Agent factory: the scripted agent, its text turns re-worded by a model under guards."""
+    from trajforge.simulation.llm_agent import episode_tag
+    from trajforge.simulation.rewrite import RewritingAgent
+
+    def make(episode: EpisodeContext) -> AgentPolicy:
+        assert episode.ledger is not None, "a model-backed rewriter needs the episode's ledger"
+        return RewritingAgent(scripted_agents(episode), gateway, config, episode.domain, episode.ledger,
+                              episode_tag(episode.blueprint.id, episode.seed))
 
     return make
 
