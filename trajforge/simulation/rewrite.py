@@ -45,16 +45,16 @@ from trajforge.simulation.runner import AgentPolicy, AgentReply
 
 ROLE = "rewriter"
 INSTRUCTIONS = (
-    "You re-word the messages of a customer-support agent so they read as a real, careful person "
+    "You re-word the messages of a support agent so they read as a real, careful person "
     "wrote them. You get the conversation so far and the agent's next message. Reply with that "
     "message said again in your own words, and nothing else: no quotes, no preamble. Keep its "
     "meaning exactly: every id, amount, number, date, name and e-mail address exactly as written; "
-    "the same questions (use the same key words for what is asked, e.g. 'zip code', 'email'); a "
+    "the same questions (use the same key words for what is asked); a "
     "request for permission stays a request for permission, an offer of more help stays one. Add "
     "no fact, promise, value or question of your own. Vary the wording; be natural and concise.")
 # a value: a token with a digit, or an e-mail address (ids, amounts, dates, numbers, contacts)
 _VALUE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|[#$]?\w*\d[\w.,:/-]*")
-_SPEAKER = re.compile(r"^\s*(?:user|customer|assistant|agent|tool)\s*:", re.I)
+_SPEAKER = re.compile(r"^\s*(?:user|assistant|agent|tool|system)\s*:", re.I)
 
 
 def _values(text: str) -> set[str]:
@@ -101,7 +101,7 @@ def _view(messages: Sequence[Message]) -> str:
     lines = []
     for m in messages:
         if isinstance(m, UserMessage) and m.content:
-            lines.append(f"Customer: {m.content}")
+            lines.append(f"User: {m.content}")
         elif isinstance(m, AssistantMessage):
             if m.content:
                 lines.append(f"Agent: {m.content}")
