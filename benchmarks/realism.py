@@ -19,7 +19,9 @@ build plays them (``simulation.batch.simulate_batch``), verified by every check.
 - **The oracle's reads**: calls to a read tool identical (name and canonical JSON arguments) to
   an earlier read of the episode with no write in between.
 - **User behaviours** (``schemas.blueprint.Behaviour``): the share of blueprints labelled with
-  any, and with each (the scripted user acts out every label: ``tests/generators/test_behaviours``).
+  any, and with each (the scripted user acts out every label: ``tests/generators/test_behaviours``);
+  the share where the user's words for an entity fit several and the agent must ask which one
+  (a ``clarify`` disclosure step; ``tests/simulation/test_clarify``).
 - **Outcomes**: the share of single-request tasks; the share of policy-bound blueprints
   (``TaskBlueprint.policy_bound``) and the requests whose correct outcome is a refusal; tool
   errors; refusals after a failed write (an agent message with no call right after a tool error
@@ -215,6 +217,7 @@ def surface(name: str, played: list[tuple[Any, Any, bool]], size: int, seed: int
         counts["policy_bound"] += bp.policy_bound
         counts["refused_intents"] += sum(i.outcome == "refused" for i in bp.user.intents)
         counts["with_behaviours"] += bool(bp.user.behaviours)
+        counts["clarify"] += any(d.action == "clarify" for d in bp.user.disclosure)
         for behaviour in bp.user.behaviours:
             counts[f"behaviour:{behaviour}"] += 1
         counts["repeated_reads"] += repeated_reads(t.messages, domain)
@@ -278,6 +281,7 @@ def surface(name: str, played: list[tuple[Any, Any, bool]], size: int, seed: int
         "refusals_per_1000": round(counts["refusals"] * per_k, 1),
         "transfers_per_1000": round(counts["transfers"] * per_k, 1),
         "behaviour_share": round(counts["with_behaviours"] / n, 3),
+        "clarify_share": round(counts["clarify"] / n, 3),
         "behaviour_shares": {str(b): round(counts[f"behaviour:{b}"] / n, 3) for b in Behaviour},
         "top_closings": closings.most_common(5), "top_confirmations": confirms.most_common(5),
         "glitch_examples": glitch_examples.most_common(8), "lower_start_examples": lower_examples,
@@ -376,6 +380,7 @@ ROWS = (
     ("refusals after a failed write / 1,000", lambda d: d["refusals_per_1000"]),
     ("transfers / 1,000", lambda d: d["transfers_per_1000"]),
     ("oracle pass rate (every check)", lambda d: d["oracle_pass_rate"]),
+    ("blueprints where the agent must ask which one is meant (share)", lambda d: d.get("clarify_share", "-")),
     ("blueprints whose user does something beyond giving facts (share)", lambda d: d.get("behaviour_share", "-")),
     *((f"user behaviour: {b} (share)", lambda d, b=str(b): d.get("behaviour_shares", {}).get(b, "-"))
       for b in Behaviour),

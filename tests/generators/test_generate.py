@@ -217,12 +217,13 @@ def test_structural_descriptors_match_the_ground_truth(domain: RetailDomain,
         assert s.dependency_depth == _depth(domain, calls)
         assert 2 <= s.dependency_depth <= len(calls)  # auth -> customer details at least
         # the evidence a write needs: every order the description could mean (one if named by
-        # id), plus the product's variants for a swap
+        # id, unless first described in words that fit several), plus the product's variants for a swap
         customer = domain.template.customers[calls[1].arguments["customer_id"]]
         for call, burden in zip(writes, s.evidence_burden):
             intent = bp.user.intents[call.intent]
             ref = intent.slots.get("order")
-            expected = 0 if ref is None else 1 if ref.startswith("#W") else len(customer.order_ids)
+            described = any(d.action == "clarify" and d.intent == call.intent for d in bp.user.disclosure)
+            expected = 0 if ref is None else 1 if ref.startswith("#W") and not described else len(customer.order_ids)
             expected += intent.kind in SWAPS
             assert burden == expected, (bp.provenance.index, intent.kind, ref)
         for k, intent in enumerate(bp.user.intents):
@@ -269,7 +270,8 @@ def test_p_revision_and_p_redirect_zero_mean_a_plain_plan(domain: RetailDomain) 
     items = _generate(domain, GenerationConfig(p_revision=0.0, p_redirect=0.0), 0, 150)
     bps = [b for b in items if isinstance(b, TaskBlueprint)]
     assert len(bps) >= 140
-    assert all(d.action == "reveal_intent" for b in bps for d in b.user.disclosure)
+    # (a clarify step, asked which order a description means, comes with p_indirect, not these)
+    assert all(d.action in ("reveal_intent", "clarify") for b in bps for d in b.user.disclosure)
     assert all(b.structure.n_revisions == b.structure.n_redirects == 0 for b in bps)
 
 

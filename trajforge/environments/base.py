@@ -507,6 +507,12 @@ class Domain(ABC):
         return all(self.canonical_ids(str(v)) in said for k, v in args.items()
                    if self.references_entity(k) and not isinstance(v, list))
 
+    def candidates(self, slot: str, words: str, observed: tuple[Observation, ...]) -> tuple[str, ...]:
+        """The entities this episode's tool results ``observed`` showed that the user's ``words``
+        for ``slot`` fit, by id (more than one: the agent asks which one is meant, naming them).
+        Default: none known, so the agent asks without naming any."""
+        return ()
+
     def report_facts(self, kind: str, slots: dict[str, str],
                      observed: tuple[Observation, ...]) -> ReportFacts:
         """What a careful agent can tell the user about an intent of ``kind`` (its user-facing

@@ -39,6 +39,9 @@ class DraftIntent:
     outputs: list[DraftOutput] = field(default_factory=list)
     evidence_burden: int = 0
     revision: tuple[str, str] | None = None  # (slot, value the user says first)
+    # (slot, what the user says first): a description that fits more than one entity the agent
+    # reads, so a careful agent asks which one; the user then gives the slot's value
+    clarify: tuple[str, str] | None = None
     initial_kind: str | None = None  # asked first, then redirected to ``kind``
     initial_slots: dict[str, str] = field(default_factory=dict)
     # a refused intent: the write(s) the user asks for, which the policy forbids after ``calls``
@@ -60,6 +63,9 @@ class SlotSpec:
     questions: tuple[str, ...]
     keywords: tuple[str, ...]
     answers: tuple[str, ...]  # the user's ways to give it; ``{value}``
+    # how the agent asks which one is meant when the user's words fit several it read:
+    # ``{candidates}`` (the entities it read, named by the ids it read them by)
+    clarify: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -213,12 +219,14 @@ def pick(rng: random.Random, options: tuple[str, ...], **values: str) -> str:
 class IntentPlan:
     """The shape one intent of a task must have: its kind and how it is put to the agent
     (asked first as another kind and redirected, a fact revised, the target named by
-    description rather than by id). Used to sample variants of an existing task."""
+    description rather than by id, or by one that fits several so that the agent asks which).
+    Used to sample variants of an existing task."""
 
     kind: str
     redirect: bool = False
     revision: bool = False
     indirect: bool = False
+    clarify: bool = False  # the target first described in words that fit several: asked which one
 
 
 @dataclass(frozen=True)

@@ -39,9 +39,9 @@ from trajforge.schemas.config import GenerationConfig
 from trajforge.schemas.ids import canonical_json, content_id, hash_seed, hash_stream
 
 GENERATOR = "programmatic"
-VERSION = "4"  # 2: goals composed from the domain's scenarios (generators.scenario); 3: policy-bound
+VERSION = "5"  # 2: goals composed from the domain's scenarios (generators.scenario); 3: policy-bound
 # draws (GenerationConfig.p_policy_bound), value-conditioned situations only for facts the user tells;
-# 4: user behaviours (generators.behaviours)
+# 4: user behaviours (generators.behaviours); 5: clarify steps (a description that fits several entities)
 TRAITS = ("impatient", "detail-oriented", "friendly", "skeptical", "apologetic", "busy")
 
 
@@ -103,6 +103,8 @@ def compose_blueprint(domain: Domain, draft: DraftTask, rng: random.Random, *, s
         said_first = {**intent.slots, **intent.initial_slots}
         if intent.revision:
             said_first[intent.revision[0]] = intent.revision[1]
+        if intent.clarify:
+            said_first[intent.clarify[0]] = intent.clarify[1]
         for slot in dict.fromkeys(first_spec.core_slots + first_spec.slots):
             if slot in said_first:
                 core = slot in first_spec.core_slots
@@ -120,6 +122,9 @@ def compose_blueprint(domain: Domain, draft: DraftTask, rng: random.Random, *, s
         if intent.initial_kind:
             disclosure.append(DisclosureStep(intent=k, action="redirect", trigger="on_confirmation",
                                              value=intent.kind))
+        if intent.clarify:
+            disclosure.append(DisclosureStep(intent=k, action="clarify", trigger="on_question",
+                                             fact=intent.clarify[0], value=intent.slots[intent.clarify[0]]))
         intents.append(Intent(kind=intent.kind, slots=intent.slots, initial_kind=intent.initial_kind,
                               outcome=domain.intents[intent.kind].outcome))
 

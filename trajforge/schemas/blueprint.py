@@ -69,12 +69,14 @@ class Intent(Record):
         default="done", description="what a correct agent ends with (the kind's IntentSpec.outcome)")
 
 
-DisclosureAction = Literal["reveal_intent", "revise", "redirect"]
-Trigger = Literal["opening", "after_previous_intent", "on_confirmation"]
+DisclosureAction = Literal["reveal_intent", "revise", "redirect", "clarify"]
+Trigger = Literal["opening", "after_previous_intent", "on_confirmation", "on_question"]
 
 
 class DisclosureStep(Record):
-    """One move of the user's plan: state an intent, revise a fact, or redirect the intent."""
+    """One move of the user's plan: state an intent, revise a fact, redirect the intent, or (when
+    the agent asks which one is meant: ``clarify``, ``on_question``) give the exact value of a fact
+    first described in words that fit more than one entity (``fact``; ``value``: the exact one)."""
 
     intent: int
     action: DisclosureAction

@@ -164,6 +164,8 @@ class ScriptedAgent:
         self._expected = set(blueprint.user.behaviours)  # the user's behaviours not yet answered
         self._asked = False  # the last message asked the user for a fact
         self._aside = ""  # what to say first in the next message (``ON_BEHAVIOUR``)
+        # intent -> its clarify step: the user's words fit several entities; ask which one
+        self._clarify = {d.intent: d for d in blueprint.user.disclosure if d.action == "clarify"}
 
     def _pick_form(self, fault: Fault | None) -> str | None:
         if fault is None:
@@ -475,6 +477,11 @@ class ScriptedAgent:
             spec: IntentSpec = self.domain.intents[kind]
             said = {s for s in spec.slots if self._current(k, s)} | set(spec.core_slots)
             yield from self._reads(k, said)
+            step = self._clarify.get(k)
+            described = self.bp.user.fact(f"{k}.{step.fact}") if step is not None and step.fact else None
+            if step is not None and step.fact and described and self._current(k, step.fact) == described:
+                yield Say(self._clarifying(step.fact, described), asks=True)  # the words fit several
+                continue
             missing = [s for s in spec.slots if s not in said]
             if missing:
                 slot: SlotSpec = self.domain.slots[missing[0]]
@@ -512,6 +519,17 @@ class ScriptedAgent:
                 return
             yield from self._write(k, w, write, kind, spec, slots, text)
             return
+
+    def _clarifying(self, slot: str, words: str) -> str:
+        """Which one: the user's ``words`` for ``slot`` fit several entities; the ones the tools
+        showed are named (``Domain.candidates``) in the domain's words (``SlotSpec.clarify``)."""
+        shown = self.domain.candidates(slot, words, tuple(self.observed))
+        spec: SlotSpec = self.domain.slots[slot]
+        ack = "" if self._aside else self.rng.choice(ACK)
+        if spec.clarify and len(shown) > 1:
+            names = ", ".join(shown[:-1]) + f" and {shown[-1]}"
+            return realise([ack, self.rng.choice(spec.clarify).format(candidates=names)])
+        return realise([ack, "More than one could be the one you mean.", self.rng.choice(spec.questions)])
 
     def _action(self, kind: str, spec: IntentSpec, slots: dict[str, str],
                 facts: dict[str, str] | None = None) -> str:

@@ -109,7 +109,11 @@ def user_instructions(bp: TaskBlueprint, domain: Domain) -> str:
                  + (json.dumps(u.known_facts) if u.known_facts else "none"))
     lines.append("Facts you share only when the agent asks for them: "
                  + (json.dumps(u.hidden_facts) if u.hidden_facts else "none"))
-    plan = [s for s in u.disclosure if s.action != "reveal_intent"]
+    plan = [s for s in u.disclosure if s.action in ("revise", "redirect")]
+    for step in (s for s in u.disclosure if s.action == "clarify"):
+        lines.append(f"For request {step.intent + 1}, describe the {step.fact} as "
+                     f"{u.fact(f'{step.intent}.{step.fact}')!r}; only when the agent asks which one you "
+                     f"mean, say it is {step.value}.")
     if plan:
         lines.append("Changes of mind (do these exactly once, when the agent asks you to confirm "
                      "that request):")

@@ -158,6 +158,9 @@ class ScriptedUser:
         self.values: dict[str, str] = {**blueprint.user.hidden_facts, **blueprint.user.known_facts}
         self.pending = {(d.intent, d.action): d for d in blueprint.user.disclosure
                         if d.trigger == "on_confirmation"}
+        # facts first described in words that fit several entities: exact once asked which one
+        self.clarify = {(d.intent, d.fact or ""): d for d in blueprint.user.disclosure if d.action == "clarify"}
+        self._said = ""  # everything this user has said so far, lower case
         self.kinds = [i.initial_kind or i.kind for i in blueprint.user.intents]
         self.lost = 0
         # dual control: the user tools the blueprint expects the user to use when asked, in order
@@ -198,7 +201,12 @@ class ScriptedUser:
         return Part(self.rng.choice(identity.answers[k]), values)
 
     def _answer(self, k: int, slot: str) -> Part | None:
+        step = self.clarify.get((k, slot))
         value = self.values.get(f"{k}.{slot}")
+        if step is not None and step.value and value and value.lower() in self._said:
+            # asked again after describing it: which one, so the exact value from now on
+            del self.clarify[(k, slot)]
+            value = self.values[f"{k}.{slot}"] = step.value
         if value is None:
             return None
         spec: SlotSpec = self.domain.slots[slot]
@@ -245,6 +253,7 @@ class ScriptedUser:
     # --- turns -------------------------------------------------------------------------------
 
     async def respond(self, messages: Sequence[Message]) -> UserReply:
+        self._said = " ".join(m.content.lower() for m in messages if isinstance(m, UserMessage))
         if messages and isinstance(messages[-1], ToolMessage) and messages[-1].tool_call_id in self._made:
             return UserReply(UserMessage(content=self._seen(messages)))
         last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)

@@ -152,6 +152,8 @@ def generator_phrases(domains: Sequence[type[Domain]] | None = None) -> list[dic
         for ack in agents.ACK:
             for q in slot.questions:
                 add(ack + q, "agent", "other", "phrasing.questions")
+        for q in slot.clarify:  # which one is meant, naming what the tools showed
+            add(q.replace("{candidates}", "#A2918352 and #A2918353"), "agent", "other", "phrasing.clarify")
     for spec in intents:
         for report in spec.reports:
             add(report, "agent", "other", "phrasing.reports")

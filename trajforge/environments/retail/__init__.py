@@ -11,7 +11,7 @@ from trajforge.environments.retail import claims
 from trajforge.environments.retail.data import RetailState, build_retail_state
 from trajforge.environments.retail.phrasing import BARE_REPORTS, IDENTITY, INTENTS, PROSE, SLOTS
 from trajforge.environments.retail.policy import POLICY_TEXT, RULES, TOOL_RULES
-from trajforge.environments.retail.reports import report_facts
+from trajforge.environments.retail.reports import matching_orders, report_facts
 from trajforge.environments.retail.scenario import SCENARIO
 from trajforge.environments.retail.tasks import RetailTaskSampler
 from trajforge.environments.retail.tools import RetailTools
@@ -68,6 +68,9 @@ class RetailDomain(Domain):
 
     def names_target(self, state: State, tool_name: str, args: dict[str, Any], text: str) -> bool:
         return claims.names_target(state, tool_name, args, text)
+
+    def candidates(self, slot: str, words: str, observed: tuple[Observation, ...]) -> tuple[str, ...]:
+        return matching_orders(words, observed) if slot == "order" else ()
 
     def report_facts(self, kind: str, slots: dict[str, str],
                      observed: tuple[Observation, ...]) -> ReportFacts:

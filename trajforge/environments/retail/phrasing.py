@@ -46,6 +46,11 @@ SLOTS: dict[str, SlotSpec] = {
                    "Can you point me to the order in question?"),
         keywords=("which order", "order id", "order number", "order in question"),
         answers=("It's {value}.", "The order is {value}.", "{value}.", "That would be {value}."),
+        clarify=("I see more than one order that could be it: {candidates}. Which order do you mean?",
+                 "That could be one of several orders on your account ({candidates}). Which order is it?",
+                 "A few of your orders fit that: {candidates}. Could you tell me which order you mean?",
+                 "I'm seeing {candidates}, and more than one matches. Which order number is it?",
+                 "More than one order matches that description: {candidates}. Which order would that be?"),
     ),
     "items": SlotSpec(
         "items",

@@ -78,6 +78,19 @@ def resolve_order(ref: str, observed: Sequence[Observation]) -> dict[str, Any] |
     return best[1]
 
 
+def matching_orders(ref: str, observed: Sequence[Observation]) -> tuple[str, ...]:
+    """The ids of the orders the tools showed that hold the item "the order with the Desk Lamp"
+    names (the longest item name in ``ref`` that any of them holds), in the order first shown."""
+    low = ref.lower()
+    holders: dict[int, list[str]] = {}
+    for oid, versions in _orders(observed).items():
+        for item in versions[-1][1]["items"]:
+            name = str(item["name"]).lower()
+            if name and name in low and oid not in holders.setdefault(len(name), []):
+                holders[len(name)].append(oid)
+    return tuple(holders[max(holders)]) if holders else ()
+
+
 def _write_of(order_id: str, observed: Sequence[Observation],
               write_tools: frozenset[str]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """(the order just before, the order as the last successful write on it returned it)."""

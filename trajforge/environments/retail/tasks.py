@@ -46,6 +46,14 @@ KINDS = KindMix(READ_ONLY_KINDS, WRITE_KINDS,
                 once=frozenset({"update_profile_address", "product_price"}))
 
 
+# the share of descriptions of an order that fit another order of the same status, where one
+# can (a clarify step; otherwise the description names it alone), and the intents that take them:
+# a write whose outputs follow the write, so asking which order comes between the reads and it
+P_AMBIGUOUS = 0.7
+CLARIFIED_KINDS = frozenset({"cancel_order", "modify_address", "modify_payment", "modify_items",
+                             "return_items", "exchange_items"})
+
+
 class _Builder(TaskBuilder):
     """Builds one task for one customer (``used``: the orders its intents took)."""
 
@@ -54,6 +62,9 @@ class _Builder(TaskBuilder):
         super().__init__(env, rng)
         self.customer = customer
         self.p_indirect, self.p_revision, self.p_redirect = p_indirect, p_revision, p_redirect
+        self.kind = ""  # the intent being built
+        self.clarify: tuple[str, str] | None = None  # its order's clarify step (order_ref)
+        self.clarify_plan: bool | None = None  # a planned draw: whether it must have one (None: drawn)
 
     @property
     def state(self) -> RetailState:
@@ -68,9 +79,21 @@ class _Builder(TaskBuilder):
     # --- references --------------------------------------------------------------------------
 
     def order_ref(self, order: Order) -> tuple[str, list[DraftCall], int]:
-        """How the user names the order, the reads that resolve it, and their count."""
+        """How the user names the order, the reads that resolve it, and their count. When the
+        user's first words for it fit another order of the same status (an item both hold), the
+        user names the order by its id once asked (``self.clarify``: what they say first)."""
         orders = self.orders()
+        self.clarify = None
         if len(orders) > 1 and self.rng.random() < self.p_indirect:
+            shared = sorted({i.name for i in order.items
+                             if sum(o.status == order.status and any(x.name == i.name for x in o.items)
+                                    for o in orders) > 1})
+            wanted = self.rng.random() < P_AMBIGUOUS if self.clarify_plan is None else self.clarify_plan
+            if shared and self.kind in CLARIFIED_KINDS and wanted:
+                calls = [c for o in orders
+                         for c in self.read_call("get_order_details", {"order_id": o.id}, ("order",))]
+                self.clarify = ("order", f"the order with the {self.rng.choice(shared)}")
+                return order.id, calls, len(orders)
             names = Counter(i.name for o in orders for i in {x.name: x for x in o.items}.values())
             unique = [i.name for i in order.items if names[i.name] == 1]
             latest = max(o.placed_on for o in orders)
@@ -142,7 +165,10 @@ class _Builder(TaskBuilder):
     # --- intents -----------------------------------------------------------------------------
 
     def build(self, kind: str) -> DraftIntent:
-        return getattr(self, f"_{kind}")()
+        self.kind, self.clarify = kind, None
+        intent: DraftIntent = getattr(self, f"_{kind}")()
+        intent.clarify = self.clarify
+        return intent
 
     def _cancel_order(self) -> DraftIntent:
         order = self.pick_order(("pending",))
@@ -316,6 +342,7 @@ class RetailTaskSampler:
     def plan_of(self, bp: TaskBlueprint) -> TaskPlan:
         """The shape of an existing retail task, for ``sample_planned`` to sample another like it."""
         revised = {d.intent for d in bp.user.disclosure if d.action == "revise"}
+        described = {d.intent for d in bp.user.disclosure if d.action == "clarify"}  # then asked which
         auth = next((c.name for c in bp.ground_truth.calls if c.name in self.domain.auth_tools), None)
         intents = []
         for k, intent in enumerate(bp.user.intents):
@@ -323,10 +350,10 @@ class RetailTaskSampler:
                    for v in c.arguments.values()}
             ref = intent.slots.get("order")
             intents.append(IntentPlan(kind=intent.kind, redirect=intent.initial_kind is not None,
-                                      revision=k in revised,
-                                      indirect=ref is not None and ref not in ids))
+                                      revision=k in revised, indirect=ref is not None and ref not in ids,
+                                      clarify=k in described))
         n_orders = None
-        if any(i.indirect for i in intents):  # a description's reads cover all the customer's orders
+        if any(i.indirect or i.clarify for i in intents):  # a description's reads cover all the customer's orders
             owner = next((c.arguments.get("customer_id") for c in bp.ground_truth.calls
                           if c.name == "get_customer_details"), None)
             customer = self.domain.template.customers.get(owner)
@@ -365,12 +392,13 @@ class RetailTaskSampler:
         for step in plan.intents:
             if not hasattr(builder, f"_{step.kind}"):
                 raise TaskRejected("unknown_intent_kind", step.kind)
-            builder.p_indirect = 1.0 if step.indirect else 0.0
+            builder.p_indirect = 1.0 if step.indirect or step.clarify else 0.0
+            builder.clarify_plan = step.clarify
             builder.p_redirect = 1.0 if step.redirect else 0.0
             builder.p_revision = 1.0 if step.revision else 0.0
             intent = builder.build(step.kind)
             if (intent.initial_kind is not None) != step.redirect or \
-                    (intent.revision is not None) != step.revision:
+                    (intent.revision is not None) != step.revision or (intent.clarify is not None) != step.clarify:
                 raise TaskRejected("plan_not_met", f"{step.kind}: redirect/revision")
             builder.execute(intent)
             intents.append(intent)
