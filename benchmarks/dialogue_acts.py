@@ -101,41 +101,31 @@ def measure() -> dict[str, Any]:
     }
 
 
+def _class_rows(scores: dict[str, dict[str, Any]]) -> list[str]:
+    """A per-class table: header and one row per class."""
+    return ["| class | n | positives | precision | recall | F1 |", "|---|---:|---:|---:|---:|---:|",
+            *(f"| {name} | {s['n']} | {s['positives']} | {s['precision']:.3f} | {s['recall']:.3f} | {s['f1']:.3f} |"
+              for name, s in scores.items())]
+
+
 def render(payload: dict[str, Any]) -> str:
     r = payload["result"]
     lines = ["# Dialogue acts", "", f"- date: {payload['date_utc']}", f"- command: `{payload['command']}`",
              f"- load average: {payload['load_average']}", "", *machine_markdown(payload["machine"]), "",
-             f"Bank sizes: {r['bank_sizes']}", "", "## Per class (eval bank)", "",
-             "| class | n | positives | precision | recall | F1 |", "|---|---:|---:|---:|---:|---:|"]
-    for name, s in r["per_class"].items():
-        lines.append(f"| {name} | {s['n']} | {s['positives']} | {s['precision']:.3f} | {s['recall']:.3f} "
-                     f"| {s['f1']:.3f} |")
-    lines += ["", "## Consent among replies to a confirmation request (dev bank, dev.jsonl: the model "
-              "selection set)", "", "| class | n | positives | precision | recall | F1 |",
-              "|---|---:|---:|---:|---:|---:|"]
-    for name, s in r["per_class_dev"].items():
-        lines.append(f"| {name} | {s['n']} | {s['positives']} | {s['precision']:.3f} | {s['recall']:.3f} "
-                     f"| {s['f1']:.3f} |")
-    lines += ["", "## Per class (dev2 bank, dev2.jsonl: multi-domain tuning set)", "",
-              "| class | n | positives | precision | recall | F1 |", "|---|---:|---:|---:|---:|---:|"]
-    for name, s in r.get("per_class_dev2", {}).items():
-        lines.append(f"| {name} | {s['n']} | {s['positives']} | {s['precision']:.3f} | {s['recall']:.3f} "
-                     f"| {s['f1']:.3f} |")
-    lines += ["", "## Per class (writer2 bank, writer2.jsonl: an independent writer's replies, held out)", "",
-              "| class | n | positives | precision | recall | F1 |", "|---|---:|---:|---:|---:|---:|"]
-    for name, s in r.get("per_class_writer2", {}).items():
-        lines.append(f"| {name} | {s['n']} | {s['positives']} | {s['precision']:.3f} | {s['recall']:.3f} "
-                     f"| {s['f1']:.3f} |")
-    lines += ["", "| writer2 label/phenomenon | n | accuracy |", "|---|---:|---:|"]
-    lines += [f"| {k} | {v['n']} | {v['accuracy']:.3f} |" for k, v in r.get("per_phenomenon_writer2", {}).items()]
-    lines += ["", "## Per class (writer3 bank, writer3.jsonl: a third writer's replies to confirmation "
-              "requests, session 15, held out whole)", "",
-              "| class | n | positives | precision | recall | F1 |", "|---|---:|---:|---:|---:|---:|"]
-    for name, s in r.get("per_class_writer3", {}).items():
-        lines.append(f"| {name} | {s['n']} | {s['positives']} | {s['precision']:.3f} | {s['recall']:.3f} "
-                     f"| {s['f1']:.3f} |")
-    lines += ["", "| writer3 label/phenomenon | n | accuracy |", "|---|---:|---:|"]
-    lines += [f"| {k} | {v['n']} | {v['accuracy']:.3f} |" for k, v in r.get("per_phenomenon_writer3", {}).items()]
+             f"Bank sizes: {r['bank_sizes']}", "", "## Per class (eval bank)", "", *_class_rows(r["per_class"])]
+    sections = (("Consent among replies to a confirmation request (dev bank, dev.jsonl: the model selection set)",
+                 "per_class_dev", None),
+                ("Per class (dev2 bank, dev2.jsonl: multi-domain tuning set)", "per_class_dev2", None),
+                ("Per class (writer2 bank, writer2.jsonl: an independent writer's replies, held out)",
+                 "per_class_writer2", "writer2"),
+                ("Per class (writer3 bank, writer3.jsonl: a third writer's replies to confirmation requests, "
+                 "session 15, held out whole)", "per_class_writer3", "writer3"))
+    for title, key, phenomena in sections:
+        lines += ["", f"## {title}", "", *_class_rows(r.get(key, {}))]
+        if phenomena:
+            lines += ["", f"| {phenomena} label/phenomenon | n | accuracy |", "|---|---:|---:|"]
+            lines += [f"| {k} | {v['n']} | {v['accuracy']:.3f} |"
+                      for k, v in r.get(f"per_phenomenon_{phenomena}", {}).items()]
     g = r["generator"]
     lines += ["", f"## Generator phrases: {g['right']}/{g['n']} right", ""]
     lines += [f"- {w['source']}: \"{w['text']}\" -> {w['predicted']}" for w in g["wrong"]]
@@ -145,7 +135,8 @@ def render(payload: dict[str, Any]) -> str:
               "agent found (`evaluate.action_grid`). Templates: the evaluation bank's (44), and the fifth "
               "of `benchmarks/data/action_lists.py`'s hand-written templates held out of train.jsonl "
               "(`dialogue_bank_rows.held_out`).", "",
-              "| templates | expected | templates | messages | read right | accuracy |", "|---|---|---:|---:|---:|---:|"]
+              "| templates | expected | templates | messages | read right | accuracy |",
+              "|---|---|---:|---:|---:|---:|"]
     for name, grid in r.get("action_grid", {}).items():
         lines.append(f"| {name} | {grid['label']} | {grid['templates']} | {grid['n']} | {grid['right']} "
                      f"| {grid['accuracy']:.4f} |")
