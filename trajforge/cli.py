@@ -943,7 +943,9 @@ def main(use_warm: bool = True) -> None:
     too, rather than a usage box. ``trajforge build`` runs in a child of the warm process when
     one serves this environment (flows/warm.py), unless ``use_warm`` is false."""
     from trajforge.flows.warm import command_environment, run_warm
+    from trajforge.interrupts import keep_interrupts
 
+    keep_interrupts()  # a Ctrl-C Python drops (raised in a finalizer) is raised again
     # nothing a build does may leave the machine: Prefect's analytics off (a user's own value wins)
     os.environ.update(command_environment(os.environ))
     if sys.argv[1:2] == ["build"] and use_warm:  # a warm process's child runs it itself
