@@ -62,20 +62,9 @@ def resolve_order(ref: str, observed: Sequence[Observation]) -> dict[str, Any] |
         newest = max(o["placed_on"] for o in latest.values())
         found = [o for o in latest.values() if o["placed_on"] == newest]
         return found[0] if len(found) == 1 else None
-    # "the order with the Desk Lamp": the order read that holds an item of that name (the
-    # longest name that matches, so "Lamp" does not steal "Desk Lamp")
-    best: tuple[int, dict[str, Any]] | None = None
-    holders: dict[int, set[str]] = {}
-    for oid, order in latest.items():
-        for item in order["items"]:
-            name = str(item["name"]).lower()
-            if name and name in low:
-                holders.setdefault(len(name), set()).add(oid)
-                if best is None or len(name) > best[0]:
-                    best = (len(name), order)
-    if best is None or len(holders[best[0]]) != 1:
-        return None
-    return best[1]
+    # "the order with the Desk Lamp": the one order read that holds an item of that name
+    holders = matching_orders(ref, observed)
+    return latest[holders[0]] if len(holders) == 1 else None
 
 
 def matching_orders(ref: str, observed: Sequence[Observation]) -> tuple[str, ...]:

@@ -90,10 +90,8 @@ class _Builder(TaskBuilder):
                                     for o in orders) > 1})
             wanted = self.rng.random() < P_AMBIGUOUS if self.clarify_plan is None else self.clarify_plan
             if shared and self.kind in CLARIFIED_KINDS and wanted:
-                calls = [c for o in orders
-                         for c in self.read_call("get_order_details", {"order_id": o.id}, ("order",))]
                 self.clarify = ("order", f"the order with the {self.rng.choice(shared)}")
-                return order.id, calls, len(orders)
+                return order.id, self._read_all(orders), len(orders)
             names = Counter(i.name for o in orders for i in {x.name: x for x in o.items}.values())
             unique = [i.name for i in order.items if names[i.name] == 1]
             latest = max(o.placed_on for o in orders)
@@ -104,10 +102,12 @@ class _Builder(TaskBuilder):
             elif unique:
                 ref = f"the order with the {self.rng.choice(unique)}"
             if ref:
-                calls = [c for o in orders
-                         for c in self.read_call("get_order_details", {"order_id": o.id}, ("order",))]
-                return ref, calls, len(orders)
+                return ref, self._read_all(orders), len(orders)
         return order.id, self.read_call("get_order_details", {"order_id": order.id}, ("order",)), 1
+
+    def _read_all(self, orders: list[Order]) -> list[DraftCall]:
+        """The reads a description of an order costs: every order it could mean."""
+        return [c for o in orders for c in self.read_call("get_order_details", {"order_id": o.id}, ("order",))]
 
     def item_ref(self, order: Order, item_ids: list[str]) -> str:
         names = Counter(i.name for i in order.items)
