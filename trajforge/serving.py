@@ -27,6 +27,8 @@ def build_server(config: RunConfig, faults: ServerFaults, seed: int = 0,
                  wording: Wording | None = None, behaviour: BehaviourFaults | None = None) -> PolicyServer:
     if len(config.domain.all_names) > 1:
         raise ConfigError("domain.names", "serve-policy serves one domain; set domain.name, not names")
+    if config.domain.fresh_every:
+        raise ConfigError("domain.fresh_every", "serve-policy serves one world; leave fresh_every at 0")
     domain = load_domain(config.domain.name, config.domain.size, config.domain.seed)
     blueprints = {item.id: item for item in generate_blueprints(
         domain, config.generation, config.run_id(), 0, config.generation.n_blueprints)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import random
 from pathlib import Path
 from typing import Any, Literal
@@ -20,13 +21,19 @@ class DomainConfig(Record):
     """The domain a build runs in, or (``names``) the domains of a mixed build: blueprint ``i``
     belongs to the domain ``domain_at(i)`` draws by ``weights`` (default equal) from a seed of
     its own (``seed`` and ``i``), so a batch's domains depend on nothing but the index. Every
-    domain is built at ``size`` from ``seed``."""
+    domain is built at ``size`` from ``seed``, or, with ``fresh_every``, from a world seed per
+    group of blueprints (``seed_at``)."""
 
     name: str = "retail"
     names: tuple[str, ...] = Field(default=(), description="a mixed build's domains (``name`` is then unused)")
     weights: tuple[float, ...] = Field(default=(), description="one per name, > 0; default: equal")
     size: int = Field(default=300, ge=10, le=1_000_000, description="the domain's size (its users, or its own unit)")
     seed: int = 0
+    fresh_every: int = Field(default=0, ge=0, description=(
+        "0: every blueprint plays in the one world built from seed; k: each run of k consecutive "
+        "blueprints gets a world of its own (built at size from seed and the group), so customers, "
+        "emails and ids do not recur across groups and a model trained on the data cannot "
+        "memorise them (keep size small: a world is built per group)"))
 
     @model_validator(mode="after")
     def _check_mix(self) -> DomainConfig:
@@ -49,6 +56,14 @@ class DomainConfig(Record):
             return self.all_names[0]
         weights = self.weights or (1.0,) * len(self.names)
         return random.Random(f"domain-mix:{self.seed}:{index}").choices(self.names, weights)[0]
+
+    def seed_at(self, index: int) -> int:
+        """The seed of the world blueprint ``index`` plays in: ``seed``, or with ``fresh_every``
+        a 31-bit seed of its group's own (a hash of ``seed`` and the group, stable across runs)."""
+        if not self.fresh_every:
+            return self.seed
+        digest = hashlib.sha256(f"world:{self.seed}:{index // self.fresh_every}".encode()).digest()
+        return int.from_bytes(digest[:4], "big") >> 1
 
 
 ModelTransport = Literal["auto", "litellm", "openai"]
@@ -278,6 +293,13 @@ class RunConfig(Record):
     orchestration: OrchestrationConfig = OrchestrationConfig()
     diversity: DiversityConfig = DiversityConfig()
 
+    @model_validator(mode="after")
+    def _copies_share_a_world(self) -> RunConfig:
+        if self.domain.fresh_every and self.generation.near_copy_share:
+            raise ValueError("generation.near_copy_share needs one world: a near copy paraphrases an "
+                             "earlier blueprint of its own world (set domain.fresh_every to 0)")
+        return self
+
     def uses_models(self) -> bool:
         return (self.simulation.uses_models() or self.generation.proposer is not None
                 or self.verification.judge is not None)
@@ -293,9 +315,12 @@ class RunConfig(Record):
         simulation = self.simulation.model_dump(mode="json", exclude=_OPERATIONAL)
         if simulation["rewrite"] is None:
             simulation.pop("rewrite")  # runs from before the field keep their ids
+        domain = self.domain.model_dump(mode="json")
+        if not domain["fresh_every"]:
+            domain.pop("fresh_every")  # runs from before the field keep their ids
         return content_id(
             {
-                "domain": self.domain.model_dump(mode="json"),
+                "domain": domain,
                 "generation": generation,
                 "simulation": simulation,
                 "verification": self.verification.model_dump(

@@ -2,7 +2,9 @@
 
 - **Domains**, one per (name, size, seed), built on first use and shared by every thread, stage
   and caller of the process (build, evaluation, RL rollouts, the loop): the template is the
-  costly part, and environments copy it.
+  costly part, and environments copy it. A build with fresh worlds (``domain.fresh_every``)
+  meets thousands of seeds, so the built ones are kept in a bounded least-recently-used table
+  (a dropped world is rebuilt, identically, on its next use); adopted instances are never dropped.
 - **Budgets**, one per build invocation: it starts from what the run spent before (its spend
   file) and takes in what other processes committed since.
 - **Simulation contexts**, one per (invocation, config): a long-lived event loop on a thread of its
@@ -22,6 +24,7 @@ import asyncio
 import os
 import random
 import threading
+from collections import OrderedDict
 from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -35,7 +38,9 @@ if TYPE_CHECKING:
     from trajforge.simulation.llm import Budget, Gateway
 
 _LOCK = threading.Lock()
-_DOMAINS: dict[tuple[str, int, int], Domain] = {}
+MAX_BUILT_DOMAINS = 64  # built worlds kept per process (the rest are rebuilt when met again)
+_DOMAINS: OrderedDict[tuple[str, int, int], Domain] = OrderedDict()  # built, least recent first
+_ADOPTED: dict[tuple[str, int, int], Domain] = {}  # a caller's instances, cannot be rebuilt
 _BUDGETS: dict[str, Budget] = {}  # invocation -> its budget in this process
 _CONTEXTS: dict[tuple[str, str], SimulationContext] = {}  # (invocation, config)
 
@@ -45,12 +50,14 @@ T = TypeVar("T")
 def shared_domain(name: str, size: int, seed: int) -> Domain:
     """This process's domain ``name`` of ``size`` and ``seed``, built on first use."""
     key = (name, size, seed)
-    domain = _DOMAINS.get(key)
-    if domain is None:
-        with _LOCK:
-            domain = _DOMAINS.get(key)
-            if domain is None:
-                domain = _DOMAINS[key] = load_domain(name, size, seed)
+    with _LOCK:
+        domain = _ADOPTED.get(key) or _DOMAINS.get(key)
+        if domain is None:
+            domain = _DOMAINS[key] = load_domain(name, size, seed)
+            while len(_DOMAINS) > MAX_BUILT_DOMAINS:
+                _DOMAINS.popitem(last=False)
+        elif key in _DOMAINS:
+            _DOMAINS.move_to_end(key)
     return domain
 
 
@@ -61,18 +68,20 @@ def adopt_domain(domain: Domain) -> Domain:
     instance already shared for that key wins, and is returned."""
     key = (domain.name, domain.size, domain.seed)
     with _LOCK:
-        return _DOMAINS.setdefault(key, domain)
+        shared = _ADOPTED.get(key) or _DOMAINS.pop(key, None) or domain
+        _ADOPTED[key] = shared
+        return shared
 
 
 def config_domain(config: RunConfig) -> Domain:
     """The domain a run config builds in; of a mixed build (``domain.names``), its first. The
     build's stages take each blueprint's own (``index_domain``, ``blueprint_domain``)."""
-    return shared_domain(config.domain.all_names[0], config.domain.size, config.domain.seed)
+    return shared_domain(config.domain.all_names[0], config.domain.size, config.domain.seed_at(0))
 
 
 def index_domain(config: RunConfig, index: int) -> Domain:
     """The domain of a run's blueprint ``index`` (``DomainConfig.domain_at``)."""
-    return shared_domain(config.domain.domain_at(index), config.domain.size, config.domain.seed)
+    return shared_domain(config.domain.domain_at(index), config.domain.size, config.domain.seed_at(index))
 
 
 def blueprint_domain(blueprint: TaskBlueprint) -> Domain:
