@@ -19,6 +19,18 @@ from the last one), the final model and tokenizer in ``output_dir`` (loadable wi
 ``from_pretrained``, so ``trajforge eval --policy hf:OUTPUT_DIR`` works), ``loss_curve.csv`` and
 ``loss_curve.png``, and ``train_summary.json``.
 
+``curriculum: [2, 4]`` (default ``[]``: off) trains on short prefixes first, as in TCOD: a stage
+of every training conversation cut right after its 2nd assistant message, then one cut after
+its 4th, then always a final stage of the whole conversations (``trajforge.sft.curriculum``).
+A conversation with ``h`` or fewer assistant messages is not repeated in stage ``h``; it is
+trained whole in the final stage only. Each stage is shuffled with ``sft.seed`` and the trainer
+reads the stages in order (a sequential sampler, so ``packing`` and other
+``train_sampling_strategy`` values do not combine with it); it is one run, so the learning-rate
+schedule, ``max_minutes``, checkpoints and ``--resume`` span all stages, and each further epoch
+goes through the stages again. ``max_train_rows`` counts conversations, before they are staged;
+validation rows stay whole; ``train_summary.json`` lists the stages (``horizon``, ``None`` for
+whole, and ``rows``).
+
 Multi-GPU: ``accelerate launch --config_file configs/accelerate/fsdp.yaml -m trajforge.cli train
 sft ...`` (or ``deepspeed-zero2.yaml``); the trainer picks up the launcher's distributed setup.
 """
@@ -27,13 +39,15 @@ from __future__ import annotations
 
 import csv
 import json
+import random
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from trajforge.errors import ConfigError
+from trajforge.sft.curriculum import check_horizons, curriculum_stages
 from trajforge.sft.minilm import MiniLMConfig
 from trajforge.sft.tiny import TinyModelConfig
 from trajforge.trainer_args import SCIENTIFIC, renamed_fields, time_limit
@@ -76,6 +90,14 @@ class TrainConfig(BaseModel):
     threads: int | None = Field(None, ge=1, description=(
         "CPU threads for torch (None: torch's default). On a shared CPU, 1 thread can be several times "
         "faster than 2: torch's OpenMP workers spin-wait on each other when another process holds a core"))
+    curriculum: tuple[int, ...] = Field((), description=(
+        "horizons of the prefix stages, strictly increasing: stage h trains on every conversation cut "
+        "after its h-th assistant message, before a final stage of whole conversations (empty: off)"))
+
+    @field_validator("curriculum")
+    @classmethod
+    def _increasing_horizons(cls, horizons: tuple[int, ...]) -> tuple[int, ...]:
+        return check_horizons(horizons)
 
 
 def load_train_config(path: Path | None, overrides: dict[str, Any] | None = None) -> TrainConfig:
@@ -239,6 +261,51 @@ def write_loss_curve(log_history: list[dict[str, Any]], folder: Path,
     return csv_path, png_path
 
 
+# --- curriculum -------------------------------------------------------------------------------
+
+def curriculum_dataset(train: Any, config: TrainConfig, seed: int) -> tuple[Any, list[dict[str, Any]]]:
+    """(the rows the trainer reads, in order; the stages for the summary). Without a curriculum
+    ``train`` itself, untouched."""
+    if not config.curriculum:
+        return train, [{"horizon": None, "rows": train.num_rows}]
+    import datasets
+
+    stages = curriculum_stages(list(train), config.curriculum, random.Random(seed))
+    rows = [row for stage in stages for row in stage.rows]
+    return (datasets.Dataset.from_list(rows, features=train.features),
+            [{"horizon": stage.horizon, "rows": len(stage.rows)} for stage in stages])
+
+
+def check_curriculum_args(config: TrainConfig, args: Any) -> None:
+    """A curriculum needs the rows read in order: TRL's packing and the other samplers reorder them."""
+    if not config.curriculum:
+        return
+    if getattr(args, "packing", False):
+        raise ConfigError("sft.packing", "packing reorders rows across the curriculum's stages; "
+                                         "turn it off or remove curriculum")
+    strategy = str(getattr(args, "train_sampling_strategy", "random"))
+    if strategy not in ("random", "sequential"):
+        raise ConfigError("sft.train_sampling_strategy", f"'{strategy}' reorders rows across the curriculum's "
+                                                         "stages; leave it out or remove curriculum")
+
+
+def sft_trainer_class(sequential: bool) -> Any:
+    """TRL's ``SFTTrainer``, or with ``sequential`` a subclass that reads the training rows in
+    their order (a curriculum's stages) instead of shuffling them."""
+    from trl import SFTTrainer
+
+    if not sequential:
+        return SFTTrainer
+    from torch.utils.data import Sampler, SequentialSampler
+
+    class SequentialSFTTrainer(SFTTrainer):
+        def _get_train_sampler(self, train_dataset: Any = None) -> Sampler[int]:
+            dataset: Any = self.train_dataset if train_dataset is None else train_dataset
+            return SequentialSampler(dataset)
+
+    return SequentialSFTTrainer
+
+
 # --- the run ----------------------------------------------------------------------------------
 
 def _trained_model(model: object, adapter_dir: Path | None) -> PreTrainedModel:
@@ -261,7 +328,6 @@ def _trained_model(model: object, adapter_dir: Path | None) -> PreTrainedModel:
 def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
     """Fine-tune; returns the summary also written to ``train_summary.json``."""
     from transformers.trainer_utils import get_last_checkpoint
-    from trl import SFTTrainer
 
     from trajforge.simulation.local_model import set_torch_threads
 
@@ -282,7 +348,9 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
     if validation is not None and config.max_eval_rows is not None:
         validation = validation.select(range(min(config.max_eval_rows, validation.num_rows)))
     args = sft_config(config, validation is not None)
-    model, tokenizer = load_model(config, train, checkpoint)
+    check_curriculum_args(config, args)
+    model, tokenizer = load_model(config, train, checkpoint)  # the whole conversations build the tokenizer
+    staged, stages = curriculum_dataset(train, config, args.seed)
     peft_config = None
     if config.lora is not None:
         from peft import LoraConfig
@@ -293,8 +361,9 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
             raise ConfigError("lora", " ".join(str(exc).split())) from None
     started = time.perf_counter()
     callbacks = [time_limit(config.max_minutes * 60.0)] if config.max_minutes else None
-    trainer = SFTTrainer(model=model, args=args, train_dataset=train, eval_dataset=validation,
-                         processing_class=tokenizer, peft_config=peft_config, callbacks=callbacks)
+    trainer = sft_trainer_class(bool(config.curriculum))(
+        model=model, args=args, train_dataset=staged, eval_dataset=validation,
+        processing_class=tokenizer, peft_config=peft_config, callbacks=callbacks)
     result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     seconds = time.perf_counter() - started
     final = _trained_model(trainer.model, output_dir / "adapter" if peft_config is not None else None)
@@ -313,7 +382,8 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
     summary = {
         "model": config.model, "data": config.data, "output_dir": str(output_dir),
         "parameters": sum(p.numel() for p in final.parameters()),
-        "train_rows": train.num_rows, "validation_rows": validation.num_rows if validation is not None else 0,
+        "train_rows": train.num_rows, "curriculum": stages,
+        "validation_rows": validation.num_rows if validation is not None else 0,
         "global_step": result.global_step, "train_loss": result.training_loss,
         "final_eval_loss": eval_losses[-1] if eval_losses else None,
         "seconds": round(seconds, 1), "num_tokens": tokens,
