@@ -7,7 +7,10 @@ Each recipe names a data set (a ``trajforge build`` with its own ``--set`` overr
 and exported as ``sft``) and ``trajforge train sft`` overrides; recipes run ``--parallel`` at a
 time, each training then ``trajforge eval --split test`` (scripted user). The recipes are a JSON
 file: ``{"data": {NAME: [BUILD_OVERRIDE, ...]}, "recipes": {NAME: {"data": NAME, "set": [...]}},
-"common": [TRAIN_OVERRIDE, ...]}`` (``common`` comes first, a recipe's ``set`` overrides it).
+"common": [TRAIN_OVERRIDE, ...]}`` (``common`` comes first, a recipe's ``set`` overrides it). A
+recipe may name its ``model`` (default ``tiny``; ``minilm``, the pretrained policy) and its train
+``config`` (default ``configs/sft-tiny.yaml``); ``recipes/gpu_policies.json`` compares the pretrained
+policy on fresh-world data, with and without a curriculum, against the ~100M config model.
 
     python benchmarks/sft_recipe_sweep.py --recipes benchmarks/sft_recipes.json --work /tmp/sweep
 
@@ -66,16 +69,18 @@ def build(name: str, overrides: list[str], work: Path, blueprints: int, workers:
 def recipe(name: str, spec: dict[str, Any], common: list[str], root: Path, work: Path, limit: int,
            eval_args: list[str]) -> dict:
     model, log = work / "models" / name, work / f"recipe-{name}.log"
-    train = [*TRAJFORGE, "train", "sft", "--config", "configs/sft-tiny.yaml", "--model", "tiny",
-             "--data", str(root / "export"), "--output-dir", str(model)]
+    train = [*TRAJFORGE, "train", "sft", "--config", spec.get("config", "configs/sft-tiny.yaml"),
+             "--model", spec.get("model", "tiny"), "--data", str(root / "export"), "--output-dir", str(model)]
     for o in [*common, *spec.get("set", [])]:
         train += ["--set", o]
-    result: dict[str, Any] = {"recipe": name, "data": spec["data"], "set": spec.get("set", [])}
+    result: dict[str, Any] = {"recipe": name, "model": spec.get("model", "tiny"), "data": spec["data"],
+                              "set": spec.get("set", [])}
     try:
         result["train_s"] = round(run(train, log, 1800), 1)
         summary = json.loads((model / "train_summary.json").read_text())
         result.update(steps=summary.get("global_step"), tokens=summary.get("num_tokens"),
-                      train_loss=summary.get("train_loss"), eval_loss=summary.get("eval_loss"))
+                      train_loss=summary.get("train_loss"), eval_loss=summary.get("final_eval_loss"),
+                      copy_probe=summary.get("copy_probe"))
         out = work / f"eval-{name}.json"
         run([*TRAJFORGE, "eval", "--policy", f"hf:{model}", "--out", str(root / "data"), "--split", "test",
              "--limit", str(limit), "--trials", "1", "--quiet", "--json", str(out), *eval_args], log, 1800)
@@ -96,13 +101,16 @@ def report(results: list[dict], args: argparse.Namespace, started: str) -> None:
         payload["device"] = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
     except ImportError:
         payload["device"] = "cpu"
-    md = [f"# Tiny SFT recipes at a fixed step budget ({started})", "", f"Command: `{payload['command']}`", "",
+    md = [f"# SFT recipes at a fixed step budget ({started})", "", f"Command: `{payload['command']}`", "",
           f"Device: {payload['device']}", "", *machine_markdown(payload["machine"]), "",
-          "| recipe | data | overrides | steps | tokens | eval loss | pass@1 | format validity | error |",
-          "|---|---|---|---|---|---|---|---|---|"]
+          "| recipe | model | data | overrides | steps | tokens | eval loss | copy probe: first token / exact "
+          "| pass@1 | format validity | error |",
+          "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
-        md.append(f"| {r['recipe']} | {r['data']} | {' '.join(r['set'])} | {r.get('steps')} | {r.get('tokens')} "
-                  f"| {r.get('eval_loss')} | {r.get('pass@1')} | {r.get('format_validity')} | {r.get('error', '')} |")
+        probe = r.get("copy_probe") or {}
+        md.append(f"| {r['recipe']} | {r.get('model', 'tiny')} | {r['data']} | {' '.join(r['set'])} | {r.get('steps')} "
+                  f"| {r.get('tokens')} | {r.get('eval_loss')} | {probe.get('first_token')} / {probe.get('exact')} "
+                  f"| {r.get('pass@1')} | {r.get('format_validity')} | {r.get('error', '')} |")
     write_results(args.stem, payload, "\n".join(md))
 
 
