@@ -6,7 +6,10 @@ verified correct, and the faulty agent's mistakes are still caught."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
+
+import pytest
 
 from trajforge.environments.base import Observation
 from trajforge.environments.registry import load_domain
@@ -104,3 +107,27 @@ def test_a_model_user_is_told_to_describe_first_and_give_the_id_when_asked() -> 
     user = LLMUser(None, ModelConfig(model="openai/x"), bp, DOMAIN, None, UserSimulatorConfig())  # type: ignore[arg-type]
     assert f"say it is {step.value}" in user.system
     assert repr(bp.user.fact(f"{step.intent}.order")) in user.system
+
+
+@pytest.mark.parametrize("name", ["retail", "airline"])
+def test_before_asking_which_one_the_agent_reads_only_the_candidates(name: str) -> None:
+    """Until the user says which one, the agent runs the read that resolves the words on every
+    candidate and nothing only the one meant needs (its flights, its products)."""
+    domain = load_domain(name, 300, 0)
+    blueprints = [b for b in generate_blueprints(domain, GenerationConfig(n_blueprints=600), "clarify", 0, 600)
+                  if isinstance(b, TaskBlueprint) and any(d.action == "clarify" for d in b.user.disclosure)]
+    assert len(blueprints) >= 10, len(blueprints)
+    player = EpisodePlayer(domain_of=lambda bp: domain)
+    played = asyncio.run(player.play_all([EpisodeJob(bp, seed=5) for bp in blueprints], lambda p: p))
+    for p in played:
+        bp, messages = p.job.blueprint, list(p.trajectory.messages)
+        step = next(d for d in bp.user.disclosure if d.action == "clarify")
+        answer = next(i for i, m in enumerate(messages) if isinstance(m, UserMessage) and step.value in m.content)
+        reads = [c for c in bp.ground_truth.calls if c.kind == "read"]
+        mine = [c for c in reads if c.intent == step.intent and step.fact in c.needs]
+        resolving = mine[0].name if mine else None
+        earlier = [(c.name, c.arguments) for c in reads if c.intent < step.intent]
+        held = [(c.name, c.arguments) for c in mine if c.name != resolving and (c.name, c.arguments) not in earlier]
+        made = [(c.name, json.loads(c.arguments)) for m in messages[:answer] if isinstance(m, AssistantMessage)
+                for c in m.tool_calls]
+        assert not [h for h in held if h in made], (bp.id, held)

@@ -31,7 +31,7 @@ class DomainConfig(Record):
     seed: int = 0
     fresh_every: int = Field(default=0, ge=0, description=(
         "0: every blueprint plays in the one world built from seed; k: each run of k consecutive "
-        "blueprints gets a world of its own (built at size from seed and the group), so customers, "
+        "blueprints gets a world of its own (built at size from seed and the group), so accounts, "
         "emails and ids do not recur across groups and a model trained on the data cannot "
         "memorise them (keep size small: a world is built per group)"))
 

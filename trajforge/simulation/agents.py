@@ -402,8 +402,15 @@ class ScriptedAgent:
         self._skipping = False
         yield from self._authenticate("")
 
-    def _reads(self, k: int, slots_ok: set[str]) -> Script:
-        """Every pending read of intents up to ``k`` whose facts are known, in ground-truth order."""
+    def _resolving(self, k: int, slot: str) -> str | None:
+        """The tool of intent ``k``'s first ground-truth read that needs ``slot`` (the read that
+        resolves it: run on every candidate when the user's words fit several)."""
+        return next((c.name for c in self.bp.ground_truth.calls
+                     if c.intent == k and c.kind == "read" and slot in c.needs), None)
+
+    def _reads(self, k: int, slots_ok: set[str], hold: tuple[str, str | None] | None = None) -> Script:
+        """Every pending read of intents up to ``k`` whose facts are known, in ground-truth order.
+        ``hold`` (slot, tool): intent ``k``'s reads that need the slot wait, except the tool's."""
         calls = self.bp.ground_truth.calls
         progressed = True
         while progressed:
@@ -416,6 +423,8 @@ class ScriptedAgent:
                     continue
                 if call.kind != "read" or call.intent > k or call.name in self.domain.auth_tools:
                     continue
+                if hold is not None and call.intent == k and hold[0] in call.needs and call.name != hold[1]:
+                    continue  # it needs the one entity meant, not yet known
                 if any(p < t and calls[p].kind == "user" for p in self._pending):
                     continue  # what the user is to do first comes first
                 needs = set(call.needs)
@@ -476,12 +485,15 @@ class ScriptedAgent:
         while True:
             spec: IntentSpec = self.domain.intents[kind]
             said = {s for s in spec.slots if self._current(k, s)} | set(spec.core_slots)
-            yield from self._reads(k, said)
             step = self._clarify.get(k)
             described = self.bp.user.fact(f"{k}.{step.fact}") if step is not None and step.fact else None
             if step is not None and step.fact and described and self._current(k, step.fact) == described:
-                yield Say(self._clarifying(step.fact, described), asks=True)  # the words fit several
+                # the words fit several: read the candidates (the intent's first read of the slot's
+                # tool, on each), nothing that only the one meant needs, then ask which one
+                yield from self._reads(k, said, hold=(step.fact, self._resolving(k, step.fact)))
+                yield Say(self._clarifying(step.fact, described), asks=True)
                 continue
+            yield from self._reads(k, said)
             missing = [s for s in spec.slots if s not in said]
             if missing:
                 slot: SlotSpec = self.domain.slots[missing[0]]

@@ -9,7 +9,7 @@ from trajforge.environments.airline import claims
 from trajforge.environments.airline.data import AirlineState, build_airline_state
 from trajforge.environments.airline.phrasing import BARE_REPORTS, IDENTITY, INTENTS, PROSE, SLOTS
 from trajforge.environments.airline.policy import POLICY_TEXT, RULES, TOOL_RULES
-from trajforge.environments.airline.reports import report_facts
+from trajforge.environments.airline.reports import matching_reservations, report_facts
 from trajforge.environments.airline.scenario import SCENARIO
 from trajforge.environments.airline.tasks import AirlineTaskSampler
 from trajforge.environments.airline.tools import AirlineTools
@@ -74,6 +74,9 @@ class AirlineDomain(Domain):
 
     def names_target(self, state: State, tool_name: str, args: dict[str, Any], text: str) -> bool:
         return claims.names_target(args, text)
+
+    def candidates(self, slot: str, words: str, observed: tuple[Observation, ...]) -> tuple[str, ...]:
+        return matching_reservations(words, observed) if slot == "reservation" else ()
 
     def report_facts(self, kind: str, slots: dict[str, str],
                      observed: tuple[Observation, ...]) -> ReportFacts:

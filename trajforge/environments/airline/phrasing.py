@@ -44,6 +44,13 @@ SLOTS: dict[str, SlotSpec] = {
                    "Can you point me to the booking in question?"),
         keywords=("which reservation", "booking code", "which booking", "booking in question"),
         answers=("It's {value}.", "The reservation is {value}.", "{value}.", "That would be {value}."),
+        # each carries one of the keywords, so the user hears it as asking for the reservation
+        clarify=("I see more than one reservation that fits: {candidates}. Which reservation do you mean?",
+                 "You have more than one trip there on your profile ({candidates}). Which booking is this about?",
+                 "More than one of your bookings flies there: {candidates}. Could you tell me which "
+                 "reservation you mean?",
+                 "I'm finding {candidates}, and each of them could be it. Which booking code should I use?",
+                 "That matches several reservations: {candidates}. Which booking would that be?"),
     ),
     "flight": SlotSpec(
         "flight",

@@ -69,14 +69,23 @@ def resolve_reservation(ref: str, observed: Sequence[Observation]) -> dict[str, 
     if named:
         return latest.get(named[0])
     found: list[dict[str, Any]] = []
-    destination = _city(ref, "to")
-    if destination:
-        found = [r for r in latest.values() if r["destination"] == destination]
+    if _city(ref, "to"):
+        found = [latest[rid] for rid in matching_reservations(ref, observed)]
     elif " and " in ref:
         name = ref.rsplit(" and ", 1)[1].strip().rstrip(".").lower()
         found = [r for r in latest.values()
                  if any(f"{p['first_name']} {p['last_name']}".lower() == name for p in r["passengers"])]
     return found[0] if len(found) == 1 else None
+
+
+def matching_reservations(ref: str, observed: Sequence[Observation]) -> tuple[str, ...]:
+    """The ids of the reservations the tools showed that "my trip to Denver" fits (their latest
+    version flies there), in the order first shown."""
+    destination = _city(ref, "to")
+    if destination is None:
+        return ()
+    return tuple(rid for rid, versions in _versions(observed).items()
+                 if versions[-1][1]["destination"] == destination)
 
 
 def _flights(observed: Sequence[Observation]) -> dict[tuple[str, str], dict[str, Any]]:

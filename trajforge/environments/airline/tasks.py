@@ -4,7 +4,9 @@ Each intent is built against a working environment that already holds the effect
 intents before it, and its calls run there at once, so outputs (fare differences, refunds, bag
 fees) are real results. A reservation is named by its booking code or by description ("my trip
 to Denver", "the booking for me and Hana Kim"); a description costs the agent a read of every
-reservation on the profile (the intent's evidence burden). Most intents read more than they
+reservation on the profile (the intent's evidence burden). Where another reservation the intent
+could act on flies to the same city, the user may say "my trip to Denver" first and give the
+code only when the agent asks which one (a clarify step). Most intents read more than they
 write: the reservation, the flights' statuses, a search, a calculation.
 
 Two kinds end without a write: ``cancel_refused`` (the reads show the reservation cannot be
@@ -16,7 +18,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import Any, cast
+from collections.abc import Callable
+from typing import Any
 
 from trajforge.environments.airline.data import (
     AIRPORTS,
@@ -65,6 +68,14 @@ KINDS = KindMix(READ_ONLY_KINDS, WRITE_KINDS,
                 once=frozenset({"expense_transfer"}), final=frozenset({"expense_transfer"}))
 CHOICES = ("the earliest direct flight", "the cheapest direct flight")
 
+# the share of descriptions of a reservation ("my trip to Denver") that fit another reservation
+# the same intent could act on (same destination, active and eligible), where one can (a clarify
+# step; otherwise the description names it alone), and the intents that take them: a write whose
+# outputs follow the write, so asking which reservation comes between the reads and it
+P_AMBIGUOUS = 0.7
+CLARIFIED_KINDS = frozenset({"change_flight", "change_cabin", "cancel_reservation", "add_bags",
+                             "add_insurance", "update_passenger", "compensation"})
+
 
 def choose_flight(flights: list[Flight], cabin: str, choice: str) -> Flight | None:
     """The flight a wish like "the cheapest direct flight" picks among ``flights`` (None on a tie)."""
@@ -84,6 +95,10 @@ class _Builder(TaskBuilder):
         super().__init__(env, rng)
         self.user = user
         self.p_indirect, self.p_revision, self.p_redirect = p_indirect, p_revision, p_redirect
+        self.kind = ""  # the intent being built
+        self.eligible: Callable[[Reservation], bool] | None = None  # what it may act on (``pick``)
+        self.clarify: tuple[str, str] | None = None  # its reservation's clarify step (reservation_ref)
+        self.clarify_plan: bool | None = None  # a planned draw: whether it must have one (None: drawn)
 
     @property
     def state(self) -> AirlineState:
@@ -113,18 +128,39 @@ class _Builder(TaskBuilder):
         return self.rng.choice(options) if options else None
 
     def reservation_ref(self, reservation: Reservation) -> tuple[str, list[DraftCall], int]:
-        """How the user names the reservation, the reads that resolve it, and their count."""
+        """How the user names the reservation, the reads that resolve it, and their count. When
+        the user's first words for it ("my trip to Denver") fit another reservation this intent
+        could act on as well, the user gives its code once asked (``self.clarify``: what they
+        say first)."""
         mine = self.reservations()
+        self.clarify = None
         if len(mine) > 1 and self.rng.random() < self.p_indirect:
+            # drawn only where the words can be ambiguous, so other tasks keep their draws
+            if self.kind in CLARIFIED_KINDS and self._rivalled(reservation, mine) and \
+                    (self.rng.random() < P_AMBIGUOUS if self.clarify_plan is None else self.clarify_plan):
+                self.clarify = ("reservation", f"my trip to {AIRPORTS[reservation.destination][0]}")
+                return reservation.id, self._read_all(mine), len(mine)
             ref = self.describe(reservation)
             if ref:
-                calls = [c for r in mine for c in self.read_call(
-                    "get_reservation_details", {"reservation_id": r.id}, ("reservation",))]
-                return ref, calls, len(mine)
+                return ref, self._read_all(mine), len(mine)
         return reservation.id, self.read_call("get_reservation_details",
                                               {"reservation_id": reservation.id}, ("reservation",)), 1
 
-    def pick(self, fits: Any, why: str) -> Reservation:
+    def _rivalled(self, reservation: Reservation, mine: list[Reservation]) -> bool:
+        """Whether another of the user's reservations flies to the same place and is one this
+        intent could act on too (``pick``'s filter), so "my trip to <city>" is truly ambiguous."""
+        eligible = self.eligible
+        return eligible is not None and any(
+            r.id != reservation.id and r.destination == reservation.destination
+            and r.status == reservation.status and eligible(r) for r in mine)
+
+    def _read_all(self, mine: list[Reservation]) -> list[DraftCall]:
+        """The reads a description of a reservation costs: every reservation it could mean."""
+        return [c for r in mine for c in self.read_call(
+            "get_reservation_details", {"reservation_id": r.id}, ("reservation",))]
+
+    def pick(self, fits: Callable[[Reservation], bool], why: str) -> Reservation:
+        self.eligible = fits
         options = [r for r in self.reservations() if r.status == "active" and r.id not in self.used
                    and fits(r)]
         if not options:
@@ -174,7 +210,10 @@ class _Builder(TaskBuilder):
     # --- intents -----------------------------------------------------------------------------
 
     def build(self, kind: str) -> DraftIntent:
-        return cast(DraftIntent, getattr(self, f"_{kind}")())
+        self.kind, self.eligible, self.clarify = kind, None, None
+        intent: DraftIntent = getattr(self, f"_{kind}")()
+        intent.clarify = self.clarify
+        return intent
 
     def _open(self, r: Reservation) -> bool:
         return not has_departed(self.state, r)
@@ -436,13 +475,15 @@ class AirlineTaskSampler:
     def plan_of(self, bp: TaskBlueprint) -> TaskPlan:
         """The shape of an existing airline task, for ``sample_planned`` to sample another like it."""
         revised = {d.intent for d in bp.user.disclosure if d.action == "revise"}
+        described = {d.intent for d in bp.user.disclosure if d.action == "clarify"}  # then asked which
         auth = next((c.name for c in bp.ground_truth.calls if c.name in self.domain.auth_tools), None)
         intents = []
         for k, intent in enumerate(bp.user.intents):
             ids = {str(v) for c in bp.ground_truth.calls if c.intent == k for v in c.arguments.values()}
             ref = intent.slots.get("reservation")
             intents.append(IntentPlan(kind=intent.kind, redirect=intent.initial_kind is not None,
-                                      revision=k in revised, indirect=ref is not None and ref not in ids))
+                                      revision=k in revised, indirect=ref is not None and ref not in ids,
+                                      clarify=k in described))
         return TaskPlan(auth_tool=auth, intents=tuple(intents))
 
     def sample_planned(self, rng: random.Random, plan: TaskPlan) -> DraftTask:
@@ -457,12 +498,13 @@ class AirlineTaskSampler:
         for step in plan.intents:
             if not hasattr(builder, f"_{step.kind}"):
                 raise TaskRejected("unknown_intent_kind", step.kind)
-            builder.p_indirect = 1.0 if step.indirect else 0.0
+            builder.p_indirect = 1.0 if step.indirect or step.clarify else 0.0
+            builder.clarify_plan = step.clarify
             builder.p_redirect = 1.0 if step.redirect else 0.0
             builder.p_revision = 1.0 if step.revision else 0.0
             intent = builder.build(step.kind)
             if (intent.initial_kind is not None) != step.redirect or \
-                    (intent.revision is not None) != step.revision:
+                    (intent.revision is not None) != step.revision or (intent.clarify is not None) != step.clarify:
                 raise TaskRejected("plan_not_met", f"{step.kind}: redirect/revision")
             builder.execute(intent)
             intents.append(intent)
