@@ -129,11 +129,6 @@ class RewritingAgent:
         self.tally = RewriteTally()
         self.name = f"{getattr(inner, 'name', 'agent')}+rewrite:{config.model.model}"
 
-    def __getattr__(self, name: str) -> object:  # the inner policy's state (e.g. the faulty agent's fault)
-        if name == "inner":
-            raise AttributeError(name)
-        return getattr(self.inner, name)
-
     async def respond(self, messages: Sequence[Message]) -> AgentReply:
         reply = await self.inner.respond(messages)
         original = reply.message.content
