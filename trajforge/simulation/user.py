@@ -161,6 +161,7 @@ class ScriptedUser:
         # facts first described in words that fit several entities: exact once asked which one
         self.clarify = {(d.intent, d.fact or ""): d for d in blueprint.user.disclosure if d.action == "clarify"}
         self._said = ""  # everything this user has said so far, lower case
+        self._read = 0  # messages of the conversation already taken into _said
         self.kinds = [i.initial_kind or i.kind for i in blueprint.user.intents]
         self.lost = 0
         # dual control: the user tools the blueprint expects the user to use when asked, in order
@@ -253,7 +254,8 @@ class ScriptedUser:
     # --- turns -------------------------------------------------------------------------------
 
     async def respond(self, messages: Sequence[Message]) -> UserReply:
-        self._said = " ".join(m.content.lower() for m in messages if isinstance(m, UserMessage))
+        new = [m.content.lower() for m in messages[self._read:] if isinstance(m, UserMessage)]
+        self._said, self._read = " ".join([self._said, *new] if self._said else new), len(messages)
         if messages and isinstance(messages[-1], ToolMessage) and messages[-1].tool_call_id in self._made:
             return UserReply(UserMessage(content=self._seen(messages)))
         last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
