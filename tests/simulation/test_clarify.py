@@ -109,7 +109,7 @@ def test_a_model_user_is_told_to_describe_first_and_give_the_id_when_asked() -> 
     assert repr(bp.user.fact(f"{step.intent}.order")) in user.system
 
 
-@pytest.mark.parametrize("name", ["retail", "airline"])
+@pytest.mark.parametrize("name", ["retail", "airline", "banking"])
 def test_before_asking_which_one_the_agent_reads_only_the_candidates(name: str) -> None:
     """Until the user says which one, the agent runs the read that resolves the words on every
     candidate and nothing only the one meant needs (its flights, its products)."""

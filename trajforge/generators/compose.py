@@ -39,10 +39,11 @@ from trajforge.schemas.config import GenerationConfig
 from trajforge.schemas.ids import canonical_json, content_id, hash_seed, hash_stream
 
 GENERATOR = "programmatic"
-VERSION = "6"  # 2: goals composed from the domain's scenarios (generators.scenario); 3: policy-bound
+VERSION = "7"  # 2: goals composed from the domain's scenarios (generators.scenario); 3: policy-bound
 # draws (GenerationConfig.p_policy_bound), value-conditioned situations only for facts the user tells;
 # 4: user behaviours (generators.behaviours); 5: clarify steps (a description that fits several entities);
-# 6: clarify steps in airline too ("my trip to Denver" when two eligible reservations fly there)
+# 6: clarify steps in airline too ("my trip to Denver" when two eligible reservations fly there);
+# 7: and in banking ("my savings account") and telecom ("my line on the Plus 15GB plan")
 TRAITS = ("impatient", "detail-oriented", "friendly", "skeptical", "apologetic", "busy")
 
 

@@ -15,7 +15,7 @@ from trajforge.environments.banking import claims
 from trajforge.environments.banking.data import BankingState, build_banking_state
 from trajforge.environments.banking.phrasing import BARE_REPORTS, IDENTITY, INTENTS, PROSE, SLOTS
 from trajforge.environments.banking.policy import POLICY_TEXT, RULES, TOOL_RULES
-from trajforge.environments.banking.reports import report_facts
+from trajforge.environments.banking.reports import matching_accounts, report_facts
 from trajforge.environments.banking.scenario import SCENARIO
 from trajforge.environments.banking.tasks import BankingTaskSampler
 from trajforge.environments.banking.tools import BankingTools
@@ -90,6 +90,9 @@ class BankingDomain(Domain):
 
     def names_target(self, state: State, tool_name: str, args: dict[str, Any], text: str) -> bool:
         return claims.names_target(state, tool_name, args, text, self.canonical_ids)
+
+    def candidates(self, slot: str, words: str, observed: tuple[Observation, ...]) -> tuple[str, ...]:
+        return matching_accounts(words, observed) if slot in ("account", "from_account", "to_account") else ()
 
     def report_facts(self, kind: str, slots: dict[str, str],
                      observed: tuple[Observation, ...]) -> ReportFacts:

@@ -47,6 +47,15 @@ SLOTS: dict[str, SlotSpec] = {
                    "Could you tell me which account that is on?"),
         keywords=("which account", "which of your accounts"),
         answers=("It's {value}.", "{value}.", "I mean {value}.", "That's on {value}."),
+        # each carries one of the keywords (and no other slot's), so the user hears it as asking
+        # for the account; "my savings account" when there are two
+        clarify=("I see more than one account that fits: {candidates}. Which account do you mean?",
+                 "You have more than one account of that type ({candidates}). Which account is this about?",
+                 "More than one of your accounts matches that: {candidates}. Could you tell me which "
+                 "account it is?",
+                 "I'm seeing {candidates}, and each of them could be it. Which of your accounts is the "
+                 "charge on?",
+                 "That description fits {candidates}. Which account should I look at?"),
     ),
     "charge": SlotSpec(
         "charge",
@@ -70,12 +79,30 @@ SLOTS: dict[str, SlotSpec] = {
                    "From which account should I take the money?"),
         keywords=("money come from", "from which account"),
         answers=("From {value}.", "Take it from {value}.", "{value}."),
+        # ("from which account" holds the account slot's "which account": not in these)
+        clarify=("I see more than one account that fits: {candidates}. Which one should the money "
+                 "come from?",
+                 "You have more than one account of that type ({candidates}). Where should the money "
+                 "come from?",
+                 "More than one of your accounts matches that: {candidates}. Which of them should the "
+                 "money come from?",
+                 "I'm seeing {candidates}, and each of them could be it. Which one should the money "
+                 "come from, then?",
+                 "That description fits {candidates}. Which of those should the money come from?"),
     ),
     "to_account": SlotSpec(
         "to_account",
         questions=("And which account should it go to?", "Where should the money go: which account?"),
         keywords=("should it go to", "where should the money go"),
         answers=("To {value}.", "Put it in {value}.", "{value}."),
+        clarify=("I see more than one account that fits: {candidates}. Which one should it go to?",
+                 "You have more than one account of that type ({candidates}). Where should the money "
+                 "go?",
+                 "More than one of your accounts matches that: {candidates}. Which of them should it "
+                 "go to?",
+                 "I'm seeing {candidates}, and each of them could be it. Where should the money go, "
+                 "exactly?",
+                 "That description fits {candidates}. Which of those should it go to?"),
     ),
     "amount": SlotSpec(
         "amount",

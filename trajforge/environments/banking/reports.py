@@ -159,12 +159,18 @@ def resolve_account(ref: str, observed: Sequence[Observation]) -> dict[str, Any]
     named = ids_in(ref, "ACC")
     if named:
         return accounts.get(named[0])
+    found = matching_accounts(ref, observed)
+    return accounts[found[0]] if len(found) == 1 else None
+
+
+def matching_accounts(ref: str, observed: Sequence[Observation]) -> tuple[str, ...]:
+    """The ids of the accounts the tools showed that "my savings account" fits (of the type it
+    names), in the order first shown."""
     low = ref.lower()
-    for kind in ("checking", "savings"):
-        if kind in low:
-            found = [a for a in accounts.values() if a["type"] == kind]
-            return found[0] if len(found) == 1 else None
-    return None
+    kind = next((k for k in ("checking", "savings") if k in low), None)
+    if kind is None:
+        return ()
+    return tuple(a for a, record in seen(observed, "ACC", "balance").items() if record["type"] == kind)
 
 
 def resolve_card(ref: str, observed: Sequence[Observation]) -> dict[str, Any] | None:

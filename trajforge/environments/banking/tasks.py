@@ -6,11 +6,16 @@ read-heavy: a customer describes a charge ("the coffee shop charge last Tuesday"
 gas station charge") and the agent must list the account's dozens of transactions to find the
 one that fits; a description is drawn only when exactly one transaction of the account fits it.
 Accounts are named by id or by type, cards by id or by their last four digits, payees by name.
+Where the customer has two accounts of a type that the request could act on ("my savings
+account" when both savings accounts are active), the customer may say the type first and give
+the account id only when the agent asks which one (a clarify step). Cards are never ambiguous
+so: a customer has at most one usable card of each type.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any, cast
 
 from trajforge.environments.banking.data import (
@@ -53,6 +58,12 @@ KINDS = KindMix(READ_ONLY_KINDS, WRITE_KINDS,
                          "replace_card": 3},
                 once=frozenset({"update_phone", "update_address", "dispute_escalated"}),
                 final=frozenset({"dispute_escalated"}))
+# the share of descriptions of an account by its type ("my savings account") that fit another
+# account the same intent could act on (same type and status, eligible), where one can (a clarify
+# step; otherwise the account is named by id), and the intents that take them: a write whose
+# outputs follow the write, so asking which account comes between the reads and it
+P_AMBIGUOUS = 0.7
+CLARIFIED_KINDS = frozenset({"dispute_charge", "transfer_funds", "pay_payee"})
 AMOUNTS = (20.0, 40.0, 50.0, 75.0, 120.0, 150.0, 200.0, 250.0, 300.0, 450.0, 600.0, 800.0, 1000.0,
            35.5, 62.25, 137.8)
 
@@ -76,6 +87,9 @@ class _Builder(TaskBuilder):
         super().__init__(env, rng)
         self.customer = customer
         self.p_indirect, self.p_revision, self.p_redirect = p_indirect, p_revision, p_redirect
+        self.kind = ""  # the intent being built
+        self.clarify: tuple[str, str] | None = None  # its account's clarify step (account_ref)
+        self.clarify_plan: bool | None = None  # a planned draw: whether it must have one (None: drawn)
 
     @property
     def state(self) -> BankingState:
@@ -85,7 +99,9 @@ class _Builder(TaskBuilder):
         self.customer = self.state.customers[self.customer.id]
 
     def build(self, kind: str) -> DraftIntent:
+        self.kind, self.clarify = kind, None
         intent: DraftIntent = getattr(self, f"_{kind}")()
+        intent.clarify = self.clarify
         return intent
 
     # --- the customer's records ----------------------------------------------------------------
@@ -109,14 +125,29 @@ class _Builder(TaskBuilder):
 
     # --- references ----------------------------------------------------------------------------
 
-    def account_ref(self, account: Account, role: str) -> tuple[str, list[DraftCall]]:
+    def account_ref(self, account: Account, role: str,
+                    fits: Callable[[Account], bool] | None = None) -> tuple[str, list[DraftCall]]:
         """How the user names an account ("my savings account" when it is their only one of
-        its type, else its id) and the reads that show it to the agent."""
+        its type, else its id) and the reads that show it to the agent. When another account of
+        the type is one this intent could act on too (``fits``), the user may say the type first
+        and give the id once asked (``self.clarify``); the agent lists the accounts to see both."""
         same = [a for a in self.accounts() if a.type == account.type]
         if len(same) == 1 and self.rng.random() < self.p_indirect:
             return (f"my {account.type} account",
                     self.read_call("list_accounts", {"customer_id": self.customer.id}, ("identity",)))
+        # drawn only where the words can be ambiguous, so other tasks keep their draws
+        if self._rivalled(account, same, fits) and (
+                self.rng.random() < self.p_indirect and self.rng.random() < P_AMBIGUOUS
+                if self.clarify_plan is None else self.clarify_plan):
+            self.clarify = (role, f"my {account.type} account")
+            return account.id, self.read_call("list_accounts", {"customer_id": self.customer.id}, (role,))
         return account.id, self.read_call("get_account", {"account_id": account.id}, (role,))
+
+    def _rivalled(self, account: Account, same: list[Account], fits: Callable[[Account], bool] | None) -> bool:
+        """Whether another account of the type, in the same status, is one this intent could act
+        on too, so "my savings account" is truly ambiguous (one clarify step per intent)."""
+        return fits is not None and self.clarify is None and self.kind in CLARIFIED_KINDS and any(
+            a.id != account.id and a.status == account.status and fits(a) for a in same)
 
     def card_ref(self, card: Card, *, by_type: bool = True) -> tuple[str, list[DraftCall]]:
         """A card by its last four digits ("my debit card ending in 1234"), by type when it is
@@ -190,10 +221,13 @@ class _Builder(TaskBuilder):
         return t.status == "posted" and not t.disputed and days_ago(t.date) <= DISPUTE_WINDOW_DAYS
 
     def _dispute_charge(self) -> DraftIntent:
-        account, txn = self.transaction(
-            lambda t: self._disputable(t) and t.amount <= DISPUTE_THRESHOLD, "no_disputable_charge")
+        def fits(t: Transaction) -> bool:
+            return self._disputable(t) and t.amount <= DISPUTE_THRESHOLD
+
+        account, txn = self.transaction(fits, "no_disputable_charge")
         described = self.charge(account, txn)
-        ref, calls = self.account_ref(account, "account")
+        ref, calls = self.account_ref(account, "account", lambda a: any(
+            t.id not in self.used and fits(t) for t in self.history(a)))
         calls += self.listing(account, txn)
         reason = self.rng.choice(DISPUTE_REASONS)
         calls.append(DraftCall("dispute_transaction", {"transaction_id": txn.id, "reason": reason},
@@ -265,8 +299,11 @@ class _Builder(TaskBuilder):
             raise TaskRejected("fewer_than_two_active_accounts", self.customer.id)
         source, target = self.rng.sample(active, 2)
         amount = self._amount(source)
-        from_ref, calls = self.account_ref(source, "from_account")
-        to_ref, more = self.account_ref(target, "to_account")
+        # the other account of the transfer is not one the words could mean
+        from_ref, calls = self.account_ref(source, "from_account",
+                                           lambda a: a.status == "active" and a.id != target.id)
+        to_ref, more = self.account_ref(target, "to_account",
+                                        lambda a: a.status == "active" and a.id != source.id)
         calls += more
         calls.append(DraftCall("transfer_between_accounts",
                                {"from_account_id": source.id, "to_account_id": target.id,
@@ -288,7 +325,7 @@ class _Builder(TaskBuilder):
             raise TaskRejected("no_active_account", self.customer.id)
         source = self.rng.choice(active)
         amount = self._amount(source)
-        from_ref, calls = self.account_ref(source, "from_account")
+        from_ref, calls = self.account_ref(source, "from_account", lambda a: a.status == "active")
         calls += self.read_call("list_payees", {"customer_id": self.customer.id}, ("identity",))
         calls.append(DraftCall("pay_payee", {"from_account_id": source.id, "payee_id": payee.id,
                                              "amount": amount}, "write",
@@ -404,16 +441,18 @@ class BankingTaskSampler:
     def plan_of(self, bp: TaskBlueprint) -> TaskPlan:
         """The shape of an existing banking task, for ``sample_planned`` to sample another like it."""
         revised = {d.intent for d in bp.user.disclosure if d.action == "revise"}
+        described = {d.intent for d in bp.user.disclosure if d.action == "clarify"}  # then asked which
         auth = next((c.name for c in bp.ground_truth.calls if c.name in self.domain.auth_tools), None)
         intents = tuple(IntentPlan(kind=i.kind, redirect=i.initial_kind is not None, revision=k in revised,
-                                   indirect=_indirect(dict(i.slots)))
+                                   indirect=_indirect(dict(i.slots)), clarify=k in described)
                         for k, i in enumerate(bp.user.intents))
         return TaskPlan(auth_tool=auth, intents=intents)
 
     def sample_planned(self, rng: random.Random, plan: TaskPlan) -> DraftTask:
         """A task of exactly the planned shape (kinds in order, redirects, revisions, accounts and
-        cards named in words or by id, way of authenticating) for a fresh customer, or
-        ``TaskRejected`` when this draw cannot have it: callers draw again."""
+        cards named in words or by id, an account first described in words that fit two, way of
+        authenticating) for a fresh customer, or ``TaskRejected`` when this draw cannot have it:
+        callers draw again."""
         env = self.domain.environment()
         customer: Customer = env.state.customers[rng.choice(self.customer_ids)]
         identity, auth = _identity(customer, by_phone=plan.auth_tool != "find_customer_by_email")
@@ -423,13 +462,14 @@ class BankingTaskSampler:
             if not hasattr(builder, f"_{step.kind}"):
                 raise TaskRejected("unknown_intent_kind", step.kind)
             builder.p_indirect = 1.0 if step.indirect else 0.0
+            builder.clarify_plan = step.clarify  # (the clarified account is named by id in the end)
             builder.p_redirect = 1.0 if step.redirect else 0.0
             builder.p_revision = 1.0 if step.revision else 0.0
             intent = builder.build(step.kind)
             if (intent.initial_kind is not None) != step.redirect or \
                     (intent.revision is not None) != step.revision or \
-                    _indirect(intent.slots) != step.indirect:
-                raise TaskRejected("plan_not_met", f"{step.kind}: redirect/revision/reference")
+                    _indirect(intent.slots) != step.indirect or (intent.clarify is not None) != step.clarify:
+                raise TaskRejected("plan_not_met", f"{step.kind}: redirect/revision/reference/clarify")
             builder.execute(intent)
             intents.append(intent)
         return DraftTask(identity=identity, auth_calls=[auth], intents=intents)

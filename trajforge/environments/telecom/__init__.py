@@ -25,7 +25,7 @@ from trajforge.environments.telecom.phrasing import (
     SLOTS,
 )
 from trajforge.environments.telecom.policy import POLICY_TEXT, RULES, TOOL_RULES
-from trajforge.environments.telecom.reports import report_facts
+from trajforge.environments.telecom.reports import matching_lines, report_facts
 from trajforge.environments.telecom.scenario import SCENARIO
 from trajforge.environments.telecom.tasks import TelecomTaskSampler
 from trajforge.environments.telecom.tools import TelecomTools
@@ -84,6 +84,9 @@ class TelecomDomain(Domain):
 
     def claim_records(self, observation: Observation) -> list[ClaimRecord]:
         return claims.claim_records(observation)
+
+    def candidates(self, slot: str, words: str, observed: tuple[Observation, ...]) -> tuple[str, ...]:
+        return matching_lines(words, observed) if slot == "line" else ()
 
     def report_facts(self, kind: str, slots: dict[str, str],
                      observed: tuple[Observation, ...]) -> ReportFacts:

@@ -45,7 +45,18 @@ SLOTS: dict[str, SlotSpec] = {
         questions=("Which phone number is this about?", "Which of your lines do you mean? The phone "
                    "number is enough.", "Could you tell me the phone number of the line?"),
         keywords=("which phone number", "which of your lines", "phone number of the line"),
-        answers=("It's {value}.", "The number is {value}.", "{value}.", "That's my line {value}."),
+        # each reads right with a number and with "my line on the Plus 15GB plan"
+        answers=("It's {value}.", "That's {value}.", "{value}.", "I'm calling about {value}."),
+        # each carries one of the keywords (and no other slot's, nor a phone tool's), so the user
+        # hears it as asking for the line; no plan named (a claim the grounded-claims check reads)
+        clarify=("More than one of your lines is on that plan: {candidates}. Which of your lines do "
+                 "you mean?",
+                 "I see {candidates} on that plan. Which phone number is this about?",
+                 "That fits more than one line on your account ({candidates}). Could you tell me "
+                 "which phone number it is?",
+                 "I'm seeing {candidates}, and each of them could be it. What is the phone number of "
+                 "the line you mean?",
+                 "You have {candidates} on that plan. Which of your lines should I look at?"),
     ),
     "plan": SlotSpec(
         "plan",

@@ -37,6 +37,21 @@ def latest_line(number: str, observed: Sequence[Observation]) -> dict[str, Any] 
     return found
 
 
+def matching_lines(ref: str, observed: Sequence[Observation]) -> tuple[str, ...]:
+    """The numbers of the lines the tools showed (a line's details, or the customer's summary of
+    their lines) that "my line on the Plus 15GB plan" fits (their latest version is on the plan
+    it names), in the order first shown."""
+    low = ref.lower()
+    plans: dict[str, str] = {}
+    for obs in _ok(observed):
+        result = obs.result
+        shown = result.get("lines") if isinstance(result, dict) and "lines" in result else [result]
+        for line in shown if isinstance(shown, list) else []:
+            if isinstance(line, dict) and {"number", "plan_name"} <= line.keys():
+                plans[str(line["number"])] = str(line["plan_name"]).lower()
+    return tuple(n for n, plan in plans.items() if f" {plan} plan" in f" {low}")
+
+
 def _bills(observed: Sequence[Observation]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for obs in _ok(observed):

@@ -6,11 +6,17 @@ phone while abroad), and the ground truth holds the customer's own tool calls (k
 that the agent must ask for: read the status bar first, then the fix, then the status bar again.
 Their effect on the phone (``devices``) is part of the expected final state. Each intent is
 built on a working environment that already holds the effects of the intents before it.
+
+Lines are named by their number. Where another of the customer's lines is on the same plan and
+is one the request could act on too, the customer may say "my line on the Plus 15GB plan" first
+and give the number only when the agent asks which one (a clarify step): only for a plan change,
+where nothing the customer does on a phone comes between the reads and the write.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any, cast
 
 from trajforge.environments.base import Environment
@@ -37,6 +43,13 @@ KINDS = KindMix(READ_ONLY_KINDS, WRITE_KINDS,
                 weights={"no_data": 10, "roaming_abroad": 10, "change_plan": 2, "data_topup": 8,
                          "pay_bill": 1, "resume_line": 6, "outage": 6, "roaming_refused": 3},
                 once=frozenset({"outage"}), final=frozenset({"outage"}))
+# the share of descriptions of a line by its plan ("my line on the Plus 15GB plan") that fit
+# another line the same intent could act on (same plan and status, eligible), where one can (a
+# clarify step; otherwise the line is named by its number), and the intents that take them: a
+# write with no call of the customer's before it, so asking which line comes between the reads
+# and the write (the scripted agent asks the customer to use their phone once the reads are made)
+P_AMBIGUOUS = 0.7
+CLARIFIED_KINDS = frozenset({"change_plan"})
 # the phone's settings that keep it off mobile data, each with the customer's tool that fixes it
 FIXES: tuple[tuple[str, str], ...] = (("airplane_mode", "toggle_airplane_mode"),
                                       ("mobile_data", "toggle_mobile_data"),
@@ -53,9 +66,12 @@ def phone_fixes(device: Device) -> list[str]:
 class _Builder(TaskBuilder):
     """Builds one task for one customer (the kit's builder: reads made once, entities used once)."""
 
-    def __init__(self, env: Environment, rng: random.Random, customer: Customer, p_revision: float) -> None:
+    def __init__(self, env: Environment, rng: random.Random, customer: Customer, p_revision: float,
+                 p_indirect: float = 0.0) -> None:
         super().__init__(env, rng)
-        self.customer, self.p_revision = customer, p_revision
+        self.customer, self.p_revision, self.p_indirect = customer, p_revision, p_indirect
+        self.kind = ""  # the intent being built
+        self.clarify: tuple[str, str] | None = None  # its line's clarify step (line_reads)
 
     @property
     def state(self) -> TelecomState:
@@ -75,6 +91,21 @@ class _Builder(TaskBuilder):
         self.used.add(line.number)
         return line
 
+    def line_reads(self, line: Line, fits: Callable[[Line], bool]) -> tuple[list[DraftCall], int]:
+        """The reads that show the line the user names, and how many lines they show. When
+        another of the customer's lines on its plan, in the same status, is one this intent could
+        act on too (``fits``), the user may say "my line on the <plan> plan" first and give the
+        number once asked (``self.clarify``); the agent then reads every line on that plan."""
+        same = [x for x in self.lines() if x.plan_id == line.plan_id]
+        rivalled = self.kind in CLARIFIED_KINDS and any(
+            x.number != line.number and x.status == line.status and fits(x) for x in same)
+        # drawn only where the words can be ambiguous, so other tasks keep their draws
+        if rivalled and self.rng.random() < self.p_indirect and self.rng.random() < P_AMBIGUOUS:
+            self.clarify = ("line", f"my line on the {self.state.plans[line.plan_id].name} plan")
+            return [c for x in same for c in self.read_call(
+                "get_line_details", {"phone_number": x.number}, ("line",))], len(same)
+        return self.read_call("get_line_details", {"phone_number": line.number}, ("line",)), 1
+
     def device(self, line: Line) -> Device:
         return self.state.devices[line.number]
 
@@ -90,7 +121,10 @@ class _Builder(TaskBuilder):
     # --- intents -----------------------------------------------------------------------------
 
     def build(self, kind: str) -> DraftIntent:
-        return cast(DraftIntent, getattr(self, f"_{kind}")())
+        self.kind, self.clarify = kind, None
+        intent = cast(DraftIntent, getattr(self, f"_{kind}")())
+        intent.clarify = self.clarify
+        return intent
 
     def _no_data(self) -> DraftIntent:
         line = self.pick_line(lambda x: self.at_home_fine(x) and phone_fixes(self.device(x))
@@ -135,16 +169,19 @@ class _Builder(TaskBuilder):
                            [DraftOutput("bill_status", "overdue", len(calls) - 1)], 2, refused=[refused])
 
     def _change_plan(self) -> DraftIntent:
-        line = self.pick_line(lambda x: x.status == "active" and not x.plan_changed_this_cycle)
+        def fits(x: Line) -> bool:
+            return x.status == "active" and not x.plan_changed_this_cycle
+
+        line = self.pick_line(fits)
         n = line.number
         others = [p for p in PLANS if p.id != line.plan_id]
         plan = self.rng.choice(others)
-        calls = self.read_call("get_line_details", {"phone_number": n}, ("line",))
+        calls, lines = self.line_reads(line, fits)  # (every line the words fit, when described)
         calls += self.read_call("list_plans", {}, ("plan",))
         calls.append(DraftCall("change_plan", {"phone_number": n, "plan_id": plan.id}, "write",
                                ("line", "plan")))
         intent = DraftIntent("change_plan", {"line": n, "plan": plan.name}, calls,
-                             [DraftOutput("price", money(plan.monthly_price), len(calls) - 1)], 2)
+                             [DraftOutput("price", money(plan.monthly_price), len(calls) - 1)], lines + 1)
         if self.rng.random() < self.p_revision:
             first = self.rng.choice([p for p in others if p.id != plan.id])
             intent.revision = ("plan", first.name)
@@ -259,7 +296,7 @@ class TelecomTaskSampler:
             identity = {"phone": phone, "pin": customer.pin}
             auth = DraftCall("find_customer_by_phone", {"phone_number": phone, "pin": customer.pin},
                              "read", ("identity",))
-        builder = _Builder(env, rng, customer, p_revision)
+        builder = _Builder(env, rng, customer, p_revision, p_indirect)
         auth_calls = [auth] + builder.read_call("get_customer_details", {"customer_id": customer.id},
                                                 ("identity",))
         first = builder.build(lead)  # the customer was drawn for it, so it builds
