@@ -85,8 +85,8 @@ def recipe(name: str, spec: dict[str, Any], common: list[str], root: Path, work:
         run([*TRAJFORGE, "eval", "--policy", f"hf:{model}", "--out", str(root / "data"), "--split", "test",
              "--limit", str(limit), "--trials", "1", "--quiet", "--json", str(out), *eval_args], log, 1800)
         [domain] = json.loads(out.read_text())["domains"]
-        result.update({k: domain.get(k) for k in ("episodes", "pass@1", "format_validity", "tool_calls",
-                                                   "failures_by_check")})
+        result.update({k: domain.get(k) for k in ("blueprints", "pass@1", "format_validity", "tool_calls",
+                                                   "failures", "terminations")})
     except Exception as exc:  # one recipe's failure is a result, not the end of the sweep
         result["error"] = f"{type(exc).__name__}: {exc}"
     return result
