@@ -19,9 +19,6 @@ import threading
 import time
 from typing import Any
 
-_installed = False
-
-
 REDELIVER_AFTER_S = 0.05  # long enough to be out of the finalizer that dropped it
 
 
@@ -31,18 +28,22 @@ def _redeliver() -> None:
 
 
 def _hook(previous: Any) -> Any:
-    def hook(unraisable: Any) -> None:
+    def hook(unraisable: Any) -> None:  # marked below, so keep_interrupts sees it is in place
         if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
             # not from here: a pending interrupt would fire inside this hook, and be dropped again
             threading.Thread(target=_redeliver, name="trajforge-interrupt", daemon=True).start()
         previous(unraisable)
 
+    hook.keeps_interrupts = True  # type: ignore[attr-defined]
     return hook
 
 
 def keep_interrupts() -> None:
-    """Install the hook (once per process; the hook in place before it still reports)."""
-    global _installed
-    if not _installed:
+    """Install the hook unless the hook in place is already this one (the hook it replaces still
+    reports). Whether it is in place is read from ``sys.unraisablehook`` itself, not remembered:
+    whatever replaced or restored the hook since (a test harness, a library) is seen.
+
+    ``_thread.interrupt_main`` raises in the main thread only while SIGINT has a Python handler
+    (``signal.default_int_handler`` by default); where SIGINT is ignored, there is nothing to keep."""
+    if not getattr(sys.unraisablehook, "keeps_interrupts", False):
         sys.unraisablehook = _hook(sys.unraisablehook)
-        _installed = True
