@@ -147,18 +147,31 @@ def run_ground_truth(env: Environment, intent: DraftIntent) -> bool:
     return wrote
 
 
+# the share of references whose words can fit several entities the intent could act on that do
+# (a clarify step: the user says the words, and gives the exact one when asked)
+P_AMBIGUOUS = 0.7
+
+
 class TaskBuilder:
     """Builds one task of a domain over the sampler's working environment (``env``, drawing from
     ``rng``): a domain subclasses it with its intent builders (``build``) and its references.
     ``read_call`` gives a read only the first time (what was read stays known until a write);
     ``used`` holds the entities intents have taken, so two intents of a task act on different
     ones; ``refresh`` is called after a write, to re-read what the builder holds (the user's
-    record). The checkpoint, rollback and execute are what ``draw_intents`` needs."""
+    record). The checkpoint, rollback and execute are what ``draw_intents`` needs.
+
+    Clarify steps: while an intent is built, ``kind`` is its kind and a reference whose words fit
+    several entities sets ``clarify`` to (slot, the words); ``build`` attaches it to the intent.
+    ``clarify_plan``: a planned draw (``sample_planned``), whether it must have one (None: drawn,
+    with ``P_AMBIGUOUS`` of the references that can be ambiguous)."""
 
     def __init__(self, env: Environment, rng: random.Random) -> None:
         self.env, self.rng = env, rng
         self.read: set[str] = set()
         self.used: set[str] = set()
+        self.kind = ""
+        self.clarify: tuple[str, str] | None = None
+        self.clarify_plan: bool | None = None
 
     @property
     def state(self) -> State:
@@ -169,7 +182,10 @@ class TaskBuilder:
         method = getattr(self, f"_{kind}", None)
         if method is None:
             raise TaskRejected("unknown_intent_kind", kind)
-        return cast(DraftIntent, method())
+        self.kind, self.clarify = kind, None
+        intent = cast(DraftIntent, method())
+        intent.clarify = self.clarify
+        return intent
 
     def read_call(self, name: str, args: dict[str, Any], needs: tuple[str, ...] = ()) -> list[DraftCall]:
         """``[the read]``, or ``[]`` when this task already made it since its last write."""

@@ -46,7 +46,7 @@ from trajforge.environments.airline.policy import (
     net_payments,
 )
 from trajforge.environments.base import Environment
-from trajforge.environments.kit import KindMix, TaskBuilder, draw_intents
+from trajforge.environments.kit import P_AMBIGUOUS, KindMix, TaskBuilder, draw_intents
 from trajforge.environments.tasks import (
     DraftCall,
     DraftIntent,
@@ -72,7 +72,6 @@ CHOICES = ("the earliest direct flight", "the cheapest direct flight")
 # the same intent could act on (same destination, active and eligible), where one can (a clarify
 # step; otherwise the description names it alone), and the intents that take them: a write whose
 # outputs follow the write, so asking which reservation comes between the reads and it
-P_AMBIGUOUS = 0.7
 CLARIFIED_KINDS = frozenset({"change_flight", "change_cabin", "cancel_reservation", "add_bags",
                              "add_insurance", "update_passenger", "compensation"})
 
@@ -95,10 +94,7 @@ class _Builder(TaskBuilder):
         super().__init__(env, rng)
         self.user = user
         self.p_indirect, self.p_revision, self.p_redirect = p_indirect, p_revision, p_redirect
-        self.kind = ""  # the intent being built
         self.eligible: Callable[[Reservation], bool] | None = None  # what it may act on (``pick``)
-        self.clarify: tuple[str, str] | None = None  # its reservation's clarify step (reservation_ref)
-        self.clarify_plan: bool | None = None  # a planned draw: whether it must have one (None: drawn)
 
     @property
     def state(self) -> AirlineState:
@@ -210,10 +206,8 @@ class _Builder(TaskBuilder):
     # --- intents -----------------------------------------------------------------------------
 
     def build(self, kind: str) -> DraftIntent:
-        self.kind, self.eligible, self.clarify = kind, None, None
-        intent: DraftIntent = getattr(self, f"_{kind}")()
-        intent.clarify = self.clarify
-        return intent
+        self.eligible = None  # set by pick for this intent
+        return super().build(kind)
 
     def _open(self, r: Reservation) -> bool:
         return not has_departed(self.state, r)

@@ -36,7 +36,7 @@ from trajforge.environments.banking.policy import DISPUTE_REASONS, REPLACE_REASO
 from trajforge.environments.banking.reports import describe
 from trajforge.environments.banking.tools import new_last_four, next_id
 from trajforge.environments.base import Environment
-from trajforge.environments.kit import KindMix, TaskBuilder, draw_intents
+from trajforge.environments.kit import P_AMBIGUOUS, KindMix, TaskBuilder, draw_intents
 from trajforge.environments.tasks import (
     DraftCall,
     DraftIntent,
@@ -62,7 +62,6 @@ KINDS = KindMix(READ_ONLY_KINDS, WRITE_KINDS,
 # account the same intent could act on (same type and status, eligible), where one can (a clarify
 # step; otherwise the account is named by id), and the intents that take them: a write whose
 # outputs follow the write, so asking which account comes between the reads and it
-P_AMBIGUOUS = 0.7
 CLARIFIED_KINDS = frozenset({"dispute_charge", "transfer_funds", "pay_payee"})
 AMOUNTS = (20.0, 40.0, 50.0, 75.0, 120.0, 150.0, 200.0, 250.0, 300.0, 450.0, 600.0, 800.0, 1000.0,
            35.5, 62.25, 137.8)
@@ -87,9 +86,6 @@ class _Builder(TaskBuilder):
         super().__init__(env, rng)
         self.customer = customer
         self.p_indirect, self.p_revision, self.p_redirect = p_indirect, p_revision, p_redirect
-        self.kind = ""  # the intent being built
-        self.clarify: tuple[str, str] | None = None  # its account's clarify step (account_ref)
-        self.clarify_plan: bool | None = None  # a planned draw: whether it must have one (None: drawn)
 
     @property
     def state(self) -> BankingState:
@@ -97,12 +93,6 @@ class _Builder(TaskBuilder):
 
     def refresh(self) -> None:
         self.customer = self.state.customers[self.customer.id]
-
-    def build(self, kind: str) -> DraftIntent:
-        self.kind, self.clarify = kind, None
-        intent: DraftIntent = getattr(self, f"_{kind}")()
-        intent.clarify = self.clarify
-        return intent
 
     # --- the customer's records ----------------------------------------------------------------
 

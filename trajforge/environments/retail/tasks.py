@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any
 
 from trajforge.environments.base import Environment
-from trajforge.environments.kit import KindMix, TaskBuilder, draw_intents
+from trajforge.environments.kit import P_AMBIGUOUS, KindMix, TaskBuilder, draw_intents
 from trajforge.environments.retail.data import Customer, Order, RetailState, _address, address_text, money
 from trajforge.environments.retail.policy import CANCEL_REASONS, price_difference
 from trajforge.environments.tasks import (
@@ -49,7 +49,6 @@ KINDS = KindMix(READ_ONLY_KINDS, WRITE_KINDS,
 # the share of descriptions of an order that fit another order of the same status, where one
 # can (a clarify step; otherwise the description names it alone), and the intents that take them:
 # a write whose outputs follow the write, so asking which order comes between the reads and it
-P_AMBIGUOUS = 0.7
 CLARIFIED_KINDS = frozenset({"cancel_order", "modify_address", "modify_payment", "modify_items",
                              "return_items", "exchange_items"})
 
@@ -62,9 +61,6 @@ class _Builder(TaskBuilder):
         super().__init__(env, rng)
         self.customer = customer
         self.p_indirect, self.p_revision, self.p_redirect = p_indirect, p_revision, p_redirect
-        self.kind = ""  # the intent being built
-        self.clarify: tuple[str, str] | None = None  # its order's clarify step (order_ref)
-        self.clarify_plan: bool | None = None  # a planned draw: whether it must have one (None: drawn)
 
     @property
     def state(self) -> RetailState:
@@ -163,12 +159,6 @@ class _Builder(TaskBuilder):
         return f"my {method.brand} card ending in {method.last_four}"
 
     # --- intents -----------------------------------------------------------------------------
-
-    def build(self, kind: str) -> DraftIntent:
-        self.kind, self.clarify = kind, None
-        intent: DraftIntent = getattr(self, f"_{kind}")()
-        intent.clarify = self.clarify
-        return intent
 
     def _cancel_order(self) -> DraftIntent:
         order = self.pick_order(("pending",))

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from trajforge.environments.base import Environment
-from trajforge.environments.kit import KindMix, TaskBuilder, draw_intents
+from trajforge.environments.kit import P_AMBIGUOUS, KindMix, TaskBuilder, draw_intents
 from trajforge.environments.tasks import DraftCall, DraftIntent, DraftOutput, DraftTask, TaskRejected
 from trajforge.environments.telecom.data import (
     PLANS,
@@ -48,7 +48,6 @@ KINDS = KindMix(READ_ONLY_KINDS, WRITE_KINDS,
 # clarify step; otherwise the line is named by its number), and the intents that take them: a
 # write with no call of the customer's before it, so asking which line comes between the reads
 # and the write (the scripted agent asks the customer to use their phone once the reads are made)
-P_AMBIGUOUS = 0.7
 CLARIFIED_KINDS = frozenset({"change_plan"})
 # the phone's settings that keep it off mobile data, each with the customer's tool that fixes it
 FIXES: tuple[tuple[str, str], ...] = (("airplane_mode", "toggle_airplane_mode"),
@@ -70,8 +69,6 @@ class _Builder(TaskBuilder):
                  p_indirect: float = 0.0) -> None:
         super().__init__(env, rng)
         self.customer, self.p_revision, self.p_indirect = customer, p_revision, p_indirect
-        self.kind = ""  # the intent being built
-        self.clarify: tuple[str, str] | None = None  # its line's clarify step (line_reads)
 
     @property
     def state(self) -> TelecomState:
@@ -119,12 +116,6 @@ class _Builder(TaskBuilder):
         return [b.id for b in self.state.overdue_bills(self.customer.id)]
 
     # --- intents -----------------------------------------------------------------------------
-
-    def build(self, kind: str) -> DraftIntent:
-        self.kind, self.clarify = kind, None
-        intent = cast(DraftIntent, getattr(self, f"_{kind}")())
-        intent.clarify = self.clarify
-        return intent
 
     def _no_data(self) -> DraftIntent:
         line = self.pick_line(lambda x: self.at_home_fine(x) and phone_fixes(self.device(x))
