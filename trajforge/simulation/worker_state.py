@@ -50,6 +50,9 @@ T = TypeVar("T")
 def shared_domain(name: str, size: int, seed: int) -> Domain:
     """This process's domain ``name`` of ``size`` and ``seed``, built on first use."""
     key = (name, size, seed)
+    found = _ADOPTED.get(key) or _DOMAINS.get(key)
+    if found is not None and len(_DOMAINS) < MAX_BUILT_DOMAINS:
+        return found  # the hot path, lock-free: below the bound nothing is dropped, recency is moot
     with _LOCK:
         domain = _ADOPTED.get(key) or _DOMAINS.get(key)
         if domain is None:
