@@ -90,6 +90,7 @@ def test_minilm_trains_reloads_probes_and_evaluates(dataset, tmp_path):
     assert probe.first_token is not None and probe.exact is not None and 0 <= probe.exact <= 1
     assert type(model).__name__ == "BertLMHeadModel" and model.config.is_decoder
     assert model.config.max_position_embeddings == 4096 and model.num_parameters() == summary["parameters"]
+    assert model.config.attention_probs_dropout_prob == 0.0  # BERT's 0.1 takes torch's slow CPU attention path
     assert model.get_output_embeddings().weight.data_ptr() == model.get_input_embeddings().weight.data_ptr()
     assert "{%- generation %}" in tokenizer.chat_template
     row = {"messages": [{"role": "user", "content": "I am Lena, lena.k@example.com"},
