@@ -68,6 +68,9 @@ def test_train_tiny_reload_resume_and_evaluate(dataset, tmp_path):
     assert result.exit_code == 0, result.output
     resumed = json.loads((model_dir / "train_summary.json").read_text())
     assert resumed["global_step"] == 3 and resumed["resumed_from"].endswith("checkpoint-2")
+    # tokens count both sessions; the rate only this one's (TRL's counter restarts at 0 on resume)
+    assert 0 < resumed["session_tokens"] < resumed["num_tokens"]
+    assert resumed["num_tokens"] == summary["num_tokens"] + resumed["session_tokens"]
     after = AutoModelForCausalLM.from_pretrained(model_dir).state_dict()
     assert any((after[k] != v).any() for k, v in trained.items())
 

@@ -261,6 +261,22 @@ def write_loss_curve(log_history: list[dict[str, Any]], folder: Path,
     return csv_path, png_path
 
 
+def trained_tokens(log_history: list[dict[str, Any]]) -> tuple[int, int]:
+    """(tokens trained in all sessions, tokens of the last session) from TRL's logged ``num_tokens``.
+    TRL counts from 0 in each trainer session while ``--resume`` keeps the checkpoint's log, so a
+    count that drops starts a new session; ``seconds`` times the last session only."""
+    sessions = [0]
+    for entry in log_history:
+        count = int(entry.get("num_tokens", -1))
+        if count < 0:
+            continue
+        if count < sessions[-1]:
+            sessions.append(count)
+        else:
+            sessions[-1] = count
+    return sum(sessions), sessions[-1]
+
+
 # --- curriculum -------------------------------------------------------------------------------
 
 def curriculum_dataset(train: Any, config: TrainConfig, seed: int) -> tuple[Any, list[dict[str, Any]]]:
@@ -371,7 +387,7 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
     tokenizer.save_pretrained(output_dir)
     history = trainer.state.log_history
     eval_losses = [e["eval_loss"] for e in history if "eval_loss" in e]
-    tokens = max((e.get("num_tokens", 0) for e in history), default=0)
+    tokens, session = trained_tokens(history)
     csv_path, png_path = write_loss_curve(
         history, output_dir, "assistant tokens" if args.assistant_only_loss else "all tokens")
     probe = None
@@ -386,8 +402,8 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
         "validation_rows": validation.num_rows if validation is not None else 0,
         "global_step": result.global_step, "train_loss": result.training_loss,
         "final_eval_loss": eval_losses[-1] if eval_losses else None,
-        "seconds": round(seconds, 1), "num_tokens": tokens,
-        "tokens_per_second": round(tokens / seconds, 1) if tokens and seconds else None,
+        "seconds": round(seconds, 1), "num_tokens": tokens, "session_tokens": session,
+        "tokens_per_second": round(session / seconds, 1) if session and seconds else None,
         "resumed_from": str(checkpoint) if checkpoint else None, "copy_probe": probe,
         "loss_curve_csv": str(csv_path), "loss_curve_png": str(png_path) if png_path else None,
     }
