@@ -17,7 +17,7 @@ from trajforge.schemas.arrow import blueprint_from_row, blueprint_to_row
 from trajforge.schemas.blueprint import Behaviour, TaskBlueprint
 from trajforge.schemas.config import GenerationConfig
 from trajforge.schemas.trajectory import Fault, FaultKind
-from trajforge.simulation.agents import ON_BEHAVIOUR
+from trajforge.simulation.agents import NOT_FOUND, ON_BEHAVIOUR
 from trajforge.simulation.episodes import EpisodeContext, EpisodeJob, EpisodePlayer, scripted_user
 from trajforge.simulation.faults import FAULT_CHECKS, choose_fault
 from trajforge.simulation.user import (
@@ -25,6 +25,7 @@ from trajforge.simulation.user import (
     IMPATIENT,
     OFF_TOPIC,
     QUESTION_BACK,
+    SORRY_WRONG,
     UNHAPPY,
     WITHHOLD,
     ScriptedUser,
@@ -79,8 +80,11 @@ def test_labels_are_what_the_task_admits_and_exclusive_on_the_first_question() -
     for bp in _blueprints("banking"):
         user = bp.user
         drawn = set(user.behaviours) - {Behaviour.ends_unhappy}
-        assert drawn <= set(admitted(domain, user.hidden_facts, user.intents, user.disclosure))
+        assert drawn <= set(admitted(domain, user.hidden_facts, user.intents, user.disclosure,
+                                     {**user.known_facts, **user.hidden_facts}))
         assert not {Behaviour.question_back, Behaviour.withholds_detail} <= drawn
+        assert not {Behaviour.corrects_detail, Behaviour.wrong_detail} <= drawn
+        assert (Behaviour.wrong_detail in drawn) == any(d.action == "misstate" for d in user.disclosure)
         outcomes = {i.outcome for i in user.intents}
         assert (Behaviour.ends_unhappy in user.behaviours) == ("refused" in outcomes
                                                                and "transferred" not in outcomes)
@@ -92,7 +96,9 @@ def test_the_draw_leaves_the_rest_of_the_blueprint_as_it_was() -> None:
     assert len(with_them) == len(without)
     for a, b in zip(with_them, without, strict=True):
         assert set(b.user.behaviours) <= {Behaviour.ends_unhappy}
-        assert a.user.model_copy(update={"behaviours": ()}) == b.user.model_copy(update={"behaviours": ()})
+        plan = tuple(d for d in a.user.disclosure if d.action != "misstate")  # wrong_detail's step
+        assert a.user.model_copy(update={"behaviours": (), "disclosure": plan}) == \
+            b.user.model_copy(update={"behaviours": ()})
         assert a.ground_truth == b.ground_truth
         assert (a.id == b.id) == (a.user.behaviours == b.user.behaviours)
 
@@ -133,7 +139,25 @@ def test_the_user_says_it_where_planned_and_the_oracle_answers_it() -> None:
         agents = [m.content for m in said if m.role == "assistant"]
         for behaviour in bp.user.behaviours:
             seen[behaviour] += 1
-            if behaviour is Behaviour.corrects_detail:
+            if behaviour is Behaviour.wrong_detail:
+                # the lookup with the detail a digit off finds nothing; the agent says so and
+                # asks again; the user apologises and gives it right; the same lookup then works
+                [step] = [d for d in bp.user.disclosure if d.action == "misstate"]
+                right = bp.user.fact(step.fact)
+                messages = episode.trajectory.messages
+                failed = [i for i, m in enumerate(messages) if m.role == "tool" and m.is_error]
+                assert len(failed) == 1, bp.id
+                call = messages[failed[0] - 1].tool_calls[0]
+                assert step.value in call.arguments and right not in call.arguments
+                reply = messages[failed[0] + 1]
+                assert reply.role == "assistant" and not reply.tool_calls
+                assert any(t in reply.content for t in NOT_FOUND)
+                assert any(step.value in m.content for m in messages[:failed[0]] if m.role == "user")
+                again = next(m for m in messages[failed[0] + 1:] if m.role == "user")
+                assert right in again.content and any(t.lower() in again.content.lower() for t in SORRY_WRONG)
+                lookup = next(m for m in messages[failed[0] + 1:] if m.role == "assistant" and m.tool_calls)
+                assert lookup.tool_calls[0].name == call.name and right in lookup.tool_calls[0].arguments
+            elif behaviour is Behaviour.corrects_detail:
                 # a hidden fact's value said right after one with a single digit changed
                 values = [v for v in bp.user.hidden_facts.values() if any(c.isdigit() for c in v)]
                 assert any(_corrected(text, v) for text in users for v in values), bp.id

@@ -270,8 +270,9 @@ def test_p_revision_and_p_redirect_zero_mean_a_plain_plan(domain: RetailDomain) 
     items = _generate(domain, GenerationConfig(p_revision=0.0, p_redirect=0.0), 0, 150)
     bps = [b for b in items if isinstance(b, TaskBlueprint)]
     assert len(bps) >= 140
-    # (a clarify step, asked which order a description means, comes with p_indirect, not these)
-    assert all(d.action in ("reveal_intent", "clarify") for b in bps for d in b.user.disclosure)
+    # (a clarify step, asked which order a description means, comes with p_indirect, and a
+    # misstated identity detail with the wrong_detail behaviour, not with these)
+    assert all(d.action in ("reveal_intent", "clarify", "misstate") for b in bps for d in b.user.disclosure)
     assert all(b.structure.n_revisions == b.structure.n_redirects == 0 for b in bps)
 
 

@@ -110,9 +110,11 @@ def test_oracle_episodes_reach_the_expected_state(domain: RetailDomain,
         assert t.final_state_diff == bp.ground_truth.final_state_diff
         assert isinstance(t.messages[0], SystemMessage) and t.messages[0].content == domain.policy
         assert isinstance(t.messages[1], UserMessage) and isinstance(t.messages[-1], UserMessage)
-        assert not any(m.is_error for m in t.messages if isinstance(m, ToolMessage))
+        # no tool error, but for the wrong_detail behaviour's one lookup with a detail a digit off
+        failed = {m.tool_call_id for m in t.messages if isinstance(m, ToolMessage) and m.is_error}
+        assert len(failed) == sum(d.action == "misstate" for d in bp.user.disclosure)
         made = [(c.name, c.parsed_arguments()) for m in t.messages if isinstance(m, AssistantMessage)
-                for c in m.tool_calls]
+                for c in m.tool_calls if c.id not in failed]
         assert made == [(c.name, c.arguments) for c in bp.ground_truth.calls]
         assert t.tools == domain.tool_specs()
         assert t.id == Trajectory.make_id(bp.id, t.episode) and t.blueprint_id == bp.id
@@ -217,6 +219,8 @@ def test_volunteering_personas_say_more_up_front(oracle: list[tuple[TaskBlueprin
     for bp, t in oracle:
         opening = t.messages[1].content.lower()  # type: ignore[union-attr]
         email = bp.user.fact("email")
+        # a user with the wrong_detail behaviour says it a digit off at first
+        email = next((d.value for d in bp.user.disclosure if d.action == "misstate" and d.fact == "email"), email)
         if email and bp.user.persona.volunteers.value == "high":
             assert email.lower() in opening
             seen["volunteered"] += 1

@@ -9,6 +9,7 @@ and the phrase banks both scripted sides draw their varied wording from. The gen
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -106,6 +107,11 @@ class IdentitySpec:
     def facts(self) -> tuple[str, ...]:
         """Every identity fact, each once, in declaration order."""
         return tuple(dict.fromkeys(f for group in self.factors for f in group))
+
+    def given(self, has: Callable[[str], object]) -> int:
+        """Which set of ``factors`` a user gives: the first it ``has`` every fact of, else the last."""
+        return next((i for i, group in enumerate(self.factors) if all(has(f) for f in group)),
+                    len(self.factors) - 1)
 
 
 # a domain that declares no identity: the user gives an account id when asked for it

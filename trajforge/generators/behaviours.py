@@ -14,7 +14,12 @@ what was acted out against what was labelled):
 - ``price_second_thoughts`` needs a change of mind at a confirmation whose every wording names
   an amount (``IntentSpec.actions`` with a ``$``);
 - ``ends_unhappy`` is not drawn: every task with an intent refused (and none handed over, which
-  ends the conversation) has it.
+  ends the conversation) has it;
+- ``wrong_detail`` needs an identity fact with a digit among those the user gives
+  (``IdentitySpec.given``) and an identity lookup that takes it; the blueprint gets a ``misstate``
+  step with the wrong value, drawn (a digit off) until every such lookup, run on the domain's
+  initial state, fails; where eight draws find none, the behaviour is dropped. It excludes
+  ``corrects_detail`` (both are a slip in a number).
 
 The draw has a stream of its own (``ids.hash_stream``), so the rest of a blueprint is what it
 would be without behaviours.
@@ -23,20 +28,28 @@ would be without behaviours.
 from __future__ import annotations
 
 import random
-from collections.abc import Collection, Sequence
+import string
+from collections.abc import Collection, Mapping, Sequence
 
-from trajforge.environments.base import Domain
-from trajforge.schemas.blueprint import Behaviour, DisclosureStep, Intent
+from trajforge.environments.base import Domain, Environment, actor_of
+from trajforge.errors import ToolError
+from trajforge.schemas.blueprint import Behaviour, DisclosureStep, GroundTruthCall, Intent
 
 ON_FIRST_QUESTION = (Behaviour.question_back, Behaviour.withholds_detail)
+# behaviours a blueprint gets at most one of
+EXCLUSIVE = (ON_FIRST_QUESTION, (Behaviour.corrects_detail, Behaviour.wrong_detail))
+MISSTATE_DRAWS = 8
 # how many behaviours a blueprint drawn to have some gets, equally likely
 COUNTS = (1, 1, 2)
 
 
 def admitted(domain: Domain, hidden: dict[str, str], intents: Sequence[Intent],
-             disclosure: Sequence[DisclosureStep]) -> tuple[Behaviour, ...]:
-    """The drawn behaviours (not ``ends_unhappy``) a task admits, in ``Behaviour``'s order."""
+             disclosure: Sequence[DisclosureStep], facts: Mapping[str, str] | None = None) -> tuple[Behaviour, ...]:
+    """The drawn behaviours (not ``ends_unhappy``) a task admits, in ``Behaviour``'s order;
+    ``facts``: all the user's facts, known and hidden (``None``: ``hidden`` only)."""
     out: list[Behaviour] = []
+    if identity_detail(domain, hidden if facts is None else facts) is not None:
+        out.append(Behaviour.wrong_detail)
     asked = [value for key, value in hidden.items() if _asked(domain, key, intents)]
     if asked:
         out += [Behaviour.question_back, Behaviour.withholds_detail, Behaviour.off_topic,
@@ -78,9 +91,56 @@ def draw_behaviours(options: Collection[Behaviour], rng: random.Random,
             break
         pick = pool.pop(rng.randrange(len(pool)))
         chosen.add(pick)
-        if pick in ON_FIRST_QUESTION:
-            pool = [b for b in pool if b not in ON_FIRST_QUESTION]
+        for group in EXCLUSIVE:
+            if pick in group:
+                pool = [b for b in pool if b not in group]
     return chosen
+
+
+def identity_detail(domain: Domain, facts: Mapping[str, str]) -> str | None:
+    """The identity fact ``wrong_detail`` gets wrong: of the set the user gives, the first with a
+    digit whose value is no other fact's (a phone number that is also the line asked about would
+    be said right there too)."""
+    identity = domain.identity
+    group = identity.factors[identity.given(facts.get)]
+    return next((f for f in group if any(c.isdigit() for c in facts.get(f, ""))
+                 and all(v != facts[f] for k, v in facts.items() if k != f)), None)
+
+
+def misstated(value: str, rng: random.Random) -> str:
+    """``value`` with one of its digits changed: the slip a person makes reading a number out."""
+    at = rng.choice([i for i, c in enumerate(value) if c.isdigit()])
+    digit = rng.choice([d for d in string.digits if d != value[at]])
+    return value[:at] + digit + value[at + 1:]
+
+
+def misstate_step(domain: Domain, facts: Mapping[str, str], volunteered: Collection[str],
+                  calls: Sequence[GroundTruthCall], rng: random.Random) -> DisclosureStep | None:
+    """``wrong_detail``'s step: the identity detail a digit off, such that every identity lookup
+    of ``calls`` that takes it finds nothing on the domain's initial state (``None``: no draw did)."""
+    key = identity_detail(domain, facts)
+    if key is None:
+        return None
+    right = facts[key]
+    lookups = [c for c in calls if c.name in domain.auth_tools and right in c.arguments.values()]
+    if not lookups:
+        return None
+    env = domain.environment()
+    for _ in range(MISSTATE_DRAWS):
+        wrong = misstated(right, rng)
+        if all(_finds_nothing(env, c, {k: wrong if v == right else v for k, v in c.arguments.items()})
+               for c in lookups):
+            return DisclosureStep(intent=0, action="misstate", fact=key, value=wrong,
+                                  trigger="opening" if key in volunteered else "on_question")
+    return None
+
+
+def _finds_nothing(env: Environment, call: GroundTruthCall, arguments: dict[str, object]) -> bool:
+    try:
+        env.call(call.name, arguments, actor_of(call.kind))
+    except ToolError:
+        return True
+    return False
 
 
 def labelled(chosen: Collection[Behaviour], intents: Sequence[Intent]) -> tuple[Behaviour, ...]:

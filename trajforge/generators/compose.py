@@ -16,7 +16,7 @@ from typing import Any
 from trajforge.environments.base import Domain, Environment, actor_of
 from trajforge.environments.tasks import DraftTask, IntentSpec
 from trajforge.errors import TaskRejected, ToolError
-from trajforge.generators.behaviours import admitted, draw_behaviours, labelled
+from trajforge.generators.behaviours import admitted, draw_behaviours, labelled, misstate_step
 from trajforge.generators.scenario import goal_text, sample_scenario
 from trajforge.schemas.blueprint import (
     Behaviour,
@@ -39,11 +39,12 @@ from trajforge.schemas.config import GenerationConfig
 from trajforge.schemas.ids import canonical_json, content_id, hash_seed, hash_stream
 
 GENERATOR = "programmatic"
-VERSION = "7"  # 2: goals composed from the domain's scenarios (generators.scenario); 3: policy-bound
+VERSION = "8"  # 2: goals composed from the domain's scenarios (generators.scenario); 3: policy-bound
 # draws (GenerationConfig.p_policy_bound), value-conditioned situations only for facts the user tells;
 # 4: user behaviours (generators.behaviours); 5: clarify steps (a description that fits several entities);
 # 6: clarify steps in airline too ("my trip to Denver" when two eligible reservations fly there);
-# 7: and in banking ("my savings account") and telecom ("my line on the Plus 15GB plan")
+# 7: and in banking ("my savings account") and telecom ("my line on the Plus 15GB plan");
+# 8: the wrong_detail behaviour (an identity detail a digit off, the lookup fails, the agent asks again)
 TRAITS = ("impatient", "detail-oriented", "friendly", "skeptical", "apologetic", "busy")
 
 
@@ -152,9 +153,15 @@ def compose_blueprint(domain: Domain, draft: DraftTask, rng: random.Random, *, s
     for call in writes:
         rules.update(domain.tool_rules.get(call.name, ()))
     scenario = sample_scenario(domain.scenario, domain, draft, rng, hidden)
-    options = admitted(domain, hidden, intents, disclosure)
+    options = admitted(domain, hidden, intents, disclosure, {**known, **hidden})
     chosen = (set(behaviours) & set(options) if behaviours is not None
               else draw_behaviours(options, hash_stream("behaviours", seed), p_behaviour))
+    if Behaviour.wrong_detail in chosen:
+        step = misstate_step(domain, {**known, **hidden}, known, calls, hash_stream("wrong_detail", seed))
+        if step is None:
+            chosen.discard(Behaviour.wrong_detail)
+        else:
+            disclosure.append(step)
     user = UserSpec(persona=persona, goal=goal_text(domain, draft, scenario, rng), scenario=scenario,
                     known_facts=known, hidden_facts=hidden, intents=tuple(intents),
                     disclosure=tuple(disclosure), behaviours=labelled(chosen, intents))

@@ -45,6 +45,8 @@ class Behaviour(StrEnum):
     asks_human = "asks_human"  # asks for a person in its opening (its requests are the agent's to handle)
     price_second_thoughts = "price_second_thoughts"  # changes its mind when a confirmation names a price
     ends_unhappy = "ends_unhappy"  # says it is unhappy in its closing: an intent was refused
+    wrong_detail = "wrong_detail"  # first gives an identity detail a digit off (its ``misstate`` step); the
+    # lookup finds nothing, and it gives the right one when the agent says so and asks again
 
 
 class Persona(Record):
@@ -69,14 +71,16 @@ class Intent(Record):
         default="done", description="what a correct agent ends with (the kind's IntentSpec.outcome)")
 
 
-DisclosureAction = Literal["reveal_intent", "revise", "redirect", "clarify"]
+DisclosureAction = Literal["reveal_intent", "revise", "redirect", "clarify", "misstate"]
 Trigger = Literal["opening", "after_previous_intent", "on_confirmation", "on_question"]
 
 
 class DisclosureStep(Record):
-    """One move of the user's plan: state an intent, revise a fact, redirect the intent, or (when
+    """One move of the user's plan: state an intent, revise a fact, redirect the intent, (when
     the agent asks which one is meant: ``clarify``, ``on_question``) give the exact value of a fact
-    first described in words that fit more than one entity (``fact``; ``value``: the exact one)."""
+    first described in words that fit more than one entity (``fact``; ``value``: the exact one), or
+    (``misstate``, with ``Behaviour.wrong_detail``) give identity fact ``fact`` first as ``value``,
+    a value the identity lookup finds nothing for."""
 
     intent: int
     action: DisclosureAction

@@ -28,7 +28,7 @@ from typing import Any
 from trajforge.environments.base import Domain, Observation, ReportFacts
 from trajforge.environments.dialogue import is_affirmative
 from trajforge.environments.tasks import IntentSpec, SlotSpec
-from trajforge.schemas.blueprint import Behaviour, TaskBlueprint
+from trajforge.schemas.blueprint import Behaviour, DisclosureStep, TaskBlueprint
 from trajforge.schemas.messages import (
     AssistantMessage,
     Message,
@@ -84,6 +84,10 @@ ANYTHING_ELSE = ("Is there anything else I can help you with?", "Anything else I
                  "Can I help with anything else?", "Is there anything else you need?")
 APOLOGY = ("Sorry, I can't do that: {rule}", "My apologies, that is not allowed. Our policy: {rule}",
            "That didn't go through, because {rule_lower}")
+# an identity lookup with what the user said found nothing (wrong_detail); the question follows
+NOT_FOUND = ("I couldn't find an account with those details.", "Hmm, nothing comes up for that.",
+             "I'm not finding a match for what you gave me.", "That doesn't match anything on our side.",
+             "I wasn't able to find you with that.", "The lookup came back empty, I'm afraid.")
 GOODBYE = ("I think that covers it. Have a nice day!", "Alright, we're all done here. Goodbye!")
 ACK = ("Thanks. ", "Got it. ", "Thank you. ", "Okay. ", "")
 # what the agent says first, before going on, to a user's behaviour (``schemas.blueprint.Behaviour``)
@@ -166,6 +170,8 @@ class ScriptedAgent:
         self._aside = ""  # what to say first in the next message (``ON_BEHAVIOUR``)
         # intent -> its clarify step: the user's words fit several entities; ask which one
         self._clarify = {d.intent: d for d in blueprint.user.disclosure if d.action == "clarify"}
+        # the identity detail the user will first give wrong (wrong_detail), until it is looked up
+        self._misstate = next((d for d in blueprint.user.disclosure if d.action == "misstate"), None)
 
     def _pick_form(self, fault: Fault | None) -> str | None:
         if fault is None:
@@ -351,8 +357,12 @@ class ScriptedAgent:
     def _authenticate(self, prefix: str, *, verify: bool = True) -> Script:
         while not self._identity_known():
             # the greeting, then what answers the user's opening, then the question
+            found_nothing = ""
+            if verify and self._misstate is not None and self._has(self._misstate.value or ""):
+                yield from self._wrong_lookup(self._misstate)
+                found_nothing = self.rng.choice(NOT_FOUND)
             aside, self._aside = self._aside, ""
-            yield Say(realise([prefix, aside, self.rng.choice(self.domain.identity.asks)]), asks=True)
+            yield Say(realise([prefix, aside, found_nothing, self.rng.choice(self.domain.identity.asks)]), asks=True)
             prefix = ""
         if not verify:
             return
@@ -380,6 +390,16 @@ class ScriptedAgent:
                 return
         while True:
             yield Say(self.rng.choice(self._anything_else))
+
+    def _wrong_lookup(self, step: DisclosureStep) -> Script:
+        """The identity lookup with the detail as the user said it (``wrong_detail``): it finds
+        nothing (the generator checked that on the initial state), and the agent asks again."""
+        self._misstate = None
+        right = self.bp.user.fact(step.fact or "")
+        for call in self.bp.ground_truth.calls:
+            if call.name in self.domain.auth_tools and right in call.arguments.values():
+                yield Call(call.name, {k: step.value if v == right else v for k, v in call.arguments.items()})
+                return
 
     def _failed_lookup(self) -> Script:
         """An identity lookup with a factor slightly off; its error is then ignored."""

@@ -74,6 +74,8 @@ BEHAVIOUR_INSTRUCTIONS: dict[Behaviour, str] = {
                                      "say the price is more than you expected.",
     Behaviour.ends_unhappy: "if a request was refused, say you are unhappy about "
                             "it when you say goodbye.",
+    Behaviour.wrong_detail: "the first time you give the details that identify you, get one digit "
+                            "wrong; when the agent says it cannot find you, apologise and give them right.",
 }
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from trajforge.environments.base import Domain
 from trajforge.environments.dialogue import asks_anything_else, is_confirmation_request
 from trajforge.environments.tasks import IntentSpec, SlotSpec
+from trajforge.generators.behaviours import misstated
 from trajforge.schemas.blueprint import Behaviour, Style, TaskBlueprint
 from trajforge.schemas.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from trajforge.simulation.realise import Part, compose, realise
@@ -131,6 +132,9 @@ IMPATIENT = ("How much longer will this take?", "Can we speed this up a bit?", "
 CORRECTION = ("Sorry, I got that wrong: it's {value}, not {wrong}.", "Wait, no, that's not right. It's {value}.",
               "Oops, typo: I meant {value}.", "Sorry, scratch that: {value}.",
               "Hang on, I misread it. It's {value}.")
+# before giving an identity detail again, right this time, after the agent found nothing (wrong_detail)
+SORRY_WRONG = ("Sorry, I must have got it wrong.", "Oh, my mistake.", "Sorry about that, let me try again.",
+               "Hmm, I may have mistyped it.", "Ah, sorry, wrong one.", "Let me look at that again, sorry.")
 # second thoughts when a confirmation names a price: over the ``{price}`` it named
 PRICE = ("Hmm, {price} is more than I expected.", "{price}? That's more than I wanted to spend.",
          "Oh, at {price} I'd think twice.", "Wait, {price}? Let me reconsider.")
@@ -172,6 +176,7 @@ class ScriptedUser:
         self.tells = TELLS[persona.verbosity] * (0.5 if persona.style in QUIET else 1.0)
         self._told: set[int] = set()  # the intents whose situation has been offered
         self._todo = set(blueprint.user.behaviours)
+        self._misstate = next((d for d in blueprint.user.disclosure if d.action == "misstate"), None)
         self.acted: list[Behaviour] = []  # the behaviours acted out so far, in order
 
     def _act(self, behaviour: Behaviour) -> bool:
@@ -196,10 +201,19 @@ class ScriptedUser:
     def _identity(self) -> Part:
         """The first factor set the user has all of (the last one otherwise), in words."""
         identity, facts = self.domain.identity, self.bp.user
-        k = next((i for i, group in enumerate(identity.factors)
-                  if all(facts.fact(f) for f in group)), len(identity.factors) - 1)
-        values = {f: facts.fact(f) or "" for f in identity.factors[k]}
-        return Part(self.rng.choice(identity.answers[k]), values)
+        k = identity.given(facts.fact)
+        return Part(self.rng.choice(identity.answers[k]), {f: facts.fact(f) or "" for f in identity.factors[k]})
+
+    def _as_said(self, part: Part) -> Part:
+        """``part`` as the user says it: under ``wrong_detail``, the identity detail the first
+        time with the ``misstate`` step's value, the next time right after a word of apology."""
+        step = self._misstate
+        if step is None or not step.value or step.fact not in part.values:
+            return part
+        if self._act(Behaviour.wrong_detail):
+            return Part(part.template, {**part.values, step.fact or "": step.value})
+        self._misstate = None
+        return Part(f"{self.rng.choice(SORRY_WRONG)} {part.template}", part.values)
 
     def _answer(self, k: int, slot: str) -> Part | None:
         step = self.clarify.get((k, slot))
@@ -338,7 +352,7 @@ class ScriptedUser:
                  *self._request(0, self.kinds[0], volunteer=True)]
         known = self.bp.user.known_facts
         if any(group[0] in known for group in self.domain.identity.factors):
-            parts.append(self._identity())
+            parts.append(self._as_said(self._identity()))
         parts += self._told_maybe(scenario.constraint, P_CONSTRAINT_TOLD)
         if self._act(Behaviour.asks_human):
             parts.append(self.rng.choice(ASK_HUMAN))
@@ -367,11 +381,12 @@ class ScriptedUser:
             return self.rng.choice(WITHHOLD)
         if self._act(Behaviour.question_back):
             return self.rng.choice(QUESTION_BACK)
+        answers = [self._as_said(part) for part in answers]
         parts: list[Part | str] = list(answers)
         for i, part in enumerate(answers):
             right = next((v for v in part.values.values() if any(c.isdigit() for c in v)), None)
             if right is not None and self._act(Behaviour.corrects_detail):
-                wrong = _misstated(right, self.rng)
+                wrong = misstated(right, self.rng)
                 values = {k: (wrong if v == right else v) for k, v in part.values.items()}
                 parts[i:i + 1] = [Part(part.template, values),
                                   Part(self.rng.choice(CORRECTION), {"value": right, "wrong": wrong})]
@@ -410,8 +425,3 @@ class ScriptedUser:
         return self.rng.choice(self.wording.consent or YES[self.style])
 
 
-def _misstated(value: str, rng: random.Random) -> str:
-    """``value`` with one of its digits changed: the slip a person makes reading a number out."""
-    at = rng.choice([i for i, c in enumerate(value) if c.isdigit()])
-    digit = rng.choice([d for d in string.digits if d != value[at]])
-    return value[:at] + digit + value[at + 1:]
