@@ -8,7 +8,11 @@ trajectories in both arms, so the x-axis (trajectories consumed) is shared. The 
 the loop reaches at least the fixed arm's final held-out pass@1 with fewer trajectories.
 
     .venv/bin/python benchmarks/loop_vs_fixed.py --model /tmp/trajforge-sft-bench/model \\
-        --data /tmp/trajforge-sft-bench/data --iterations 3
+        --data /tmp/trajforge-sft-bench/data --iterations 3 --seeds 0 1 2
+
+Each arm runs once per ``--seeds`` value (the loop config's ``seed``: which seed tasks are drawn,
+and the rollouts' sampling); the table gives every run, the summary the mean and the range over
+seeds per iteration. The claim is read on the means.
 
 Results: benchmarks/results/loop_vs_fixed.{md,json,png}. The numbers are reported whatever they show.
 """
@@ -18,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -27,40 +32,53 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, command_line, machine_info, machine_markdown, utc_now, write_results  # noqa: E402
 
 
-def arm(args: argparse.Namespace, fixed: bool) -> dict[str, Any]:
+def arm(args: argparse.Namespace, fixed: bool, seed: int) -> dict[str, Any]:
     from trajforge.loop.run import load_loop_config, run_loop
 
-    name = "fixed" if fixed else "loop"
-    data = args.work / f"{name}-data"  # each arm its own copy: both refresh a catalog
+    name = f"{'fixed' if fixed else 'loop'}-{seed}"
+    data = args.work / f"{name}-data"  # each run its own copy: every run refreshes a catalog
     shutil.copytree(args.data, data, ignore=shutil.ignore_patterns(".prefect"))
     overrides = {"model": str(args.model), "tasks": str(data), "iterations": args.iterations,
                  "fixed": fixed, "seed_tasks": args.seed_tasks, "pool.capacity": args.seed_tasks + 8,
-                 "output_dir": str(args.work / ("fixed" if fixed else "loop")), "threads": args.threads,
+                 "output_dir": str(args.work / name), "threads": args.threads, "seed": seed,
                  "heldout.limit": args.heldout, "grpo.max_steps": args.steps}
     for item in args.overrides:
         key, _, value = item.partition("=")
         overrides[key] = value
     config = load_loop_config(Path("configs/loop-tiny.yaml"), overrides)
     started = time.perf_counter()
-    result = run_loop(config, progress=lambda line: print(("fixed: " if fixed else "loop: ") + line, flush=True))
-    return {"run_id": result.run_id, "seconds": round(time.perf_counter() - started, 1),
+    result = run_loop(config, progress=lambda line: print(f"{name}: {line}", flush=True))
+    return {"seed": seed, "run_id": result.run_id, "seconds": round(time.perf_counter() - started, 1),
             "initial_pass_at_1": result.initial_pass_at_1, "config": config.model_dump(mode="json"),
             "iterations": [r.model_dump(mode="json") for r in result.iterations]}
 
 
-def plot(results: dict[str, dict[str, Any]], path: Path) -> None:
+def curve(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per iteration (0: the starting policy): trajectories consumed, and the mean, min and max of
+    held-out pass@1 over the seeds."""
+    points = []
+    for i in range(min(len(r["iterations"]) for r in runs) + 1):
+        values = [r["initial_pass_at_1"] if i == 0 else r["iterations"][i - 1]["heldout_pass_at_1"] for r in runs]
+        consumed = 0 if i == 0 else runs[0]["iterations"][i - 1]["trajectories_total"]
+        points.append({"iteration": i, "trajectories": consumed,
+                       "mean": statistics.fmean(values), "min": min(values), "max": max(values),
+                       "sd": statistics.stdev(values) if len(values) > 1 else 0.0})
+    return points
+
+
+def plot(curves: dict[str, list[dict[str, Any]]], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 3.5))
-    for name, res in results.items():
-        xs = [0] + [r["trajectories_total"] for r in res["iterations"]]
-        ys = [res["initial_pass_at_1"]] + [r["heldout_pass_at_1"] for r in res["iterations"]]
-        ax.plot(xs, ys, marker="o", label=name)
+    for name, points in curves.items():
+        xs = [p["trajectories"] for p in points]
+        ax.plot(xs, [p["mean"] for p in points], marker="o", label=f"{name} (mean over seeds)")
+        ax.fill_between(xs, [p["min"] for p in points], [p["max"] for p in points], alpha=0.2)
     ax.set_xlabel("trajectories consumed")
-    ax.set_ylabel("held-out pass@1")
+    ax.set_ylabel("held-out pass@1 (band: min-max over seeds)")
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -73,6 +91,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path("/tmp/trajforge-sft-bench/data"))
     parser.add_argument("--work", type=Path, default=Path("/tmp/trajforge-loop-bench"))
     parser.add_argument("--iterations", type=int, default=3)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="one run per arm per seed")
     parser.add_argument("--steps", type=int, default=2, help="GRPO steps per iteration")
     parser.add_argument("--seed-tasks", type=int, default=16)
     parser.add_argument("--heldout", type=int, default=16, help="held-out blueprints played per evaluation")
@@ -83,49 +102,55 @@ def main() -> None:
     shutil.rmtree(args.work, ignore_errors=True)
     args.work.mkdir(parents=True)
     load_before = os.getloadavg()
-    results = {"loop": arm(args, fixed=False), "fixed": arm(args, fixed=True)}
+    runs: dict[str, list[dict[str, Any]]] = {"loop": [], "fixed": []}
+    for seed in args.seeds:  # interleaved, so a change of machine load falls on both arms
+        for name in runs:
+            runs[name].append(arm(args, fixed=name == "fixed", seed=seed))
     load_after = os.getloadavg()
+    curves = {name: curve(arm_runs) for name, arm_runs in runs.items()}
     RESULTS.mkdir(parents=True, exist_ok=True)
-    plot(results, RESULTS / f"{args.stem}.png")
-    fixed_final = results["fixed"]["iterations"][-1]["heldout_pass_at_1"] if results["fixed"]["iterations"] else None
-    reach = None
-    if fixed_final is not None:
-        for r in results["loop"]["iterations"]:
-            if r["heldout_pass_at_1"] >= fixed_final:
-                reach = r["trajectories_total"]
-                break
-    fixed_total = results["fixed"]["iterations"][-1]["trajectories_total"] if results["fixed"]["iterations"] else None
-    anything = any(r["heldout_pass_at_1"] for res in results.values() for r in res["iterations"]) or \
-        any(res["initial_pass_at_1"] for res in results.values())
+    plot(curves, RESULTS / f"{args.stem}.png")
+    fixed_final = curves["fixed"][-1]["mean"]
+    fixed_total = curves["fixed"][-1]["trajectories"]
+    reach = next((p["trajectories"] for p in curves["loop"][1:] if p["mean"] >= fixed_final), None)
+    anything = any(p["max"] for points in curves.values() for p in points)
     # with no held-out pass anywhere, "reaches it" is trivially true and says nothing
-    claim = (reach is not None and fixed_total is not None and reach <= fixed_total) if anything else None
+    claim = (reach is not None and reach <= fixed_total) if anything else None
     payload = {"benchmark": "loop_vs_fixed", "date": utc_now(), "command": command_line(),
                "machine": machine_info(), "load_before": load_before, "load_after": load_after,
-               "results": results, "fixed_final_pass_at_1": fixed_final,
+               "seeds": args.seeds, "runs": runs, "curves": curves, "fixed_final_mean_pass_at_1": fixed_final,
                "loop_trajectories_to_reach_it": reach, "fixed_trajectories": fixed_total,
                "claim_holds": claim}
     md = [f"# Boundary-sample resynthesis loop vs a fixed task set ({payload['date']})", "",
           f"Command: `{payload['command']}`", "",
           f"Machine load (1/5/15 min) before: {tuple(round(x, 2) for x in load_before)}, "
           f"after: {tuple(round(x, 2) for x in load_after)}.", "", *machine_markdown(payload["machine"]), "",
-          f"Starting policy: `{args.model}` (SFT); tasks and held-out blueprints from `{args.data}` (a copy per arm) "
+          f"Starting policy: `{args.model}` (SFT); tasks and held-out blueprints from `{args.data}` (a copy per run) "
           f"({args.seed_tasks} seed tasks from the train split, {args.heldout} held-out from the test split, "
-          "greedy decoding for pass@1).", "",
-          "| arm | iteration | trajectories | pool (seed/resynth) | boundary | retired sat/hopeless | "
-          "variants acc/prop | train success | mean reward | held-out pass@1 |",
-          "|---|---|---|---|---|---|---|---|---|---|"]
-    for name, res in results.items():
-        md.append(f"| {name} | 0 | 0 | | | | | | | {res['initial_pass_at_1']:.3f} |")
-        for r in res["iterations"]:
-            md.append(f"| {name} | {r['iteration']} | {r['trajectories_total']} | "
-                      f"{r['pool_size']} ({r['pool_seed']}/{r['pool_resynthesized']}) | {r['boundary_count']} | "
-                      f"{r['saturated_retired']}/{r['hopeless_retired']} | "
-                      f"{r['variants_accepted']}/{r['variants_proposed']} | "
-                      f"{(r['train_success_rate'] or 0):.3f} | {(r['mean_reward'] or 0):.3f} | "
-                      f"{r['heldout_pass_at_1']:.3f} |")
-    md += ["", f"Wall time: loop {results['loop']['seconds']} s, fixed {results['fixed']['seconds']} s.", "",
-           f"Fixed arm's final held-out pass@1: {fixed_final}; the loop first reached it after "
-           f"{reach} trajectories (fixed arm: {fixed_total}). Claim (loop reaches it with no more "
+          f"greedy decoding for pass@1); seeds {args.seeds}, one run per arm and seed.", "",
+          "## Held-out pass@1 per iteration, over the seeds", "",
+          "| arm | iteration | trajectories | mean | sd | min | max |", "|---|---|---|---|---|---|---|"]
+    for name, points in curves.items():
+        md += [f"| {name} | {p['iteration']} | {p['trajectories']} | {p['mean']:.3f} | {p['sd']:.3f} | "
+               f"{p['min']:.3f} | {p['max']:.3f} |" for p in points]
+    md += ["", "## Every run", "",
+           "| arm | seed | iteration | trajectories | pool (seed/resynth) | boundary | retired sat/hopeless | "
+           "variants acc/prop | train success | mean reward | held-out pass@1 |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, arm_runs in runs.items():
+        for res in arm_runs:
+            md.append(f"| {name} | {res['seed']} | 0 | 0 | | | | | | | {res['initial_pass_at_1']:.3f} |")
+            for r in res["iterations"]:
+                md.append(f"| {name} | {res['seed']} | {r['iteration']} | {r['trajectories_total']} | "
+                          f"{r['pool_size']} ({r['pool_seed']}/{r['pool_resynthesized']}) | {r['boundary_count']} | "
+                          f"{r['saturated_retired']}/{r['hopeless_retired']} | "
+                          f"{r['variants_accepted']}/{r['variants_proposed']} | "
+                          f"{(r['train_success_rate'] or 0):.3f} | {(r['mean_reward'] or 0):.3f} | "
+                          f"{r['heldout_pass_at_1']:.3f} |")
+    seconds = {name: sum(r["seconds"] for r in arm_runs) for name, arm_runs in runs.items()}
+    md += ["", f"Wall time: loop {seconds['loop']:.0f} s, fixed {seconds['fixed']:.0f} s (all seeds).", "",
+           f"Fixed arm's final held-out pass@1 (mean over seeds): {fixed_final:.3f}; the loop's mean first reached "
+           f"it after {reach} trajectories (fixed arm: {fixed_total}). Claim (the loop reaches it with no more "
            f"trajectories) holds: **{claim}**.", "", f"Plot: `{args.stem}.png`."]
     md_path, _ = write_results(args.stem, payload, "\n".join(md))
     print(md_path.read_text())
