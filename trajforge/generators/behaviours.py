@@ -44,11 +44,11 @@ COUNTS = (1, 1, 2)
 
 
 def admitted(domain: Domain, hidden: dict[str, str], intents: Sequence[Intent],
-             disclosure: Sequence[DisclosureStep], facts: Mapping[str, str] | None = None) -> tuple[Behaviour, ...]:
+             disclosure: Sequence[DisclosureStep], facts: Mapping[str, str]) -> tuple[Behaviour, ...]:
     """The drawn behaviours (not ``ends_unhappy``) a task admits, in ``Behaviour``'s order;
-    ``facts``: all the user's facts, known and hidden (``None``: ``hidden`` only)."""
+    ``facts``: all the user's facts, known and hidden."""
     out: list[Behaviour] = []
-    if identity_detail(domain, hidden if facts is None else facts) is not None:
+    if identity_detail(domain, facts) is not None:
         out.append(Behaviour.wrong_detail)
     asked = [value for key, value in hidden.items() if _asked(domain, key, intents)]
     if asked:
