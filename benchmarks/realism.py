@@ -288,6 +288,17 @@ def surface(name: str, played: list[tuple[Any, Any, bool]], size: int, seed: int
     }
 
 
+def story(bp: Any) -> str:
+    """The goal's scenario: background, situations and constraint, as the generator drew them."""
+    scenario = bp.user.scenario
+    return " ".join(t for t in (scenario.background, *scenario.situations, scenario.constraint) if t)
+
+
+def plain_goal(bp: Any) -> str:
+    """The goal without its ``You are <role> (<who>).`` head and its ``[details]`` brackets."""
+    return re.sub(r" \[[^\]]*\]", "", re.sub(r"^You are [^(]*\([^)]*\)\. ", "", bp.user.goal))
+
+
 def vendi_samples(X: np.ndarray, samples: int, n: int = SAMPLE_N) -> dict[str, Any]:
     from trajforge.verifiers.diversity import vendi_score
 
@@ -338,6 +349,10 @@ def measure(names: list[str] | None, episodes: int, samples: int, size: int, see
         pools[name] = {"goals": goals, "users": users}
         row["vendi_goals"] = vendi_samples(goals, samples)
         row["vendi_user_turns"] = vendi_samples(users, samples)
+        # where the goal's sameness comes from: its story alone, and the goal without the
+        # identity head and the bracketed details (the numbered requests stay)
+        row["vendi_goal_story"] = vendi_samples(embedder.embed([story(bp) for bp, _, _ in played]), samples)
+        row["vendi_goal_plain"] = vendi_samples(embedder.embed([plain_goal(bp) for bp, _, _ in played]), samples)
         row["seconds"] = round(time.perf_counter() - began, 1)
         out["domains"][name] = row
         shown = [transcript(bp, t) for bp, t, _ in played[:: max(1, len(played) // SAMPLES_SHOWN)]]
@@ -358,6 +373,10 @@ def measure(names: list[str] | None, episodes: int, samples: int, size: int, see
 
 ROWS = (
     ("Vendi, goal texts (n=114)", lambda d: f"{d['vendi_goals']['mean']} ± {d['vendi_goals']['sd']}"),
+    ("Vendi, the goal's story alone: background, situations, constraint (n=114)",
+     lambda d: f"{d['vendi_goal_story']['mean']} ± {d['vendi_goal_story']['sd']}" if "vendi_goal_story" in d else "-"),
+    ("Vendi, goal without identity head and [details] (n=114)",
+     lambda d: f"{d['vendi_goal_plain']['mean']} ± {d['vendi_goal_plain']['sd']}" if "vendi_goal_plain" in d else "-"),
     ("Vendi, user turns per episode (n=114)",
      lambda d: f"{d['vendi_user_turns']['mean']} ± {d['vendi_user_turns']['sd']}"),
     ("distinct closing user lines / 1,000", lambda d: d["distinct_closings_per_1000"]),
