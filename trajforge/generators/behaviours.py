@@ -122,17 +122,23 @@ def misstate_step(domain: Domain, facts: Mapping[str, str], volunteered: Collect
     if key is None:
         return None
     right = facts[key]
-    lookups = [c for c in calls if c.name in domain.auth_tools and right in c.arguments.values()]
-    if not lookups:
+    if not misstated_lookups(domain, calls, right, right):
         return None
     env = domain.environment()
     for _ in range(MISSTATE_DRAWS):
         wrong = misstated(right, rng)
-        if all(_finds_nothing(env, c, {k: wrong if v == right else v for k, v in c.arguments.items()})
-               for c in lookups):
+        if all(_finds_nothing(env, c, arguments) for c, arguments in misstated_lookups(domain, calls, right, wrong)):
             return DisclosureStep(intent=0, action="misstate", fact=key, value=wrong,
                                   trigger="opening" if key in volunteered else "on_question")
     return None
+
+
+def misstated_lookups(domain: Domain, calls: Sequence[GroundTruthCall], right: str,
+                      wrong: str) -> list[tuple[GroundTruthCall, dict[str, object]]]:
+    """The identity lookups of ``calls`` that take the value ``right``, each with its arguments as
+    the user's slip makes them (``right`` replaced by ``wrong``)."""
+    return [(c, {k: wrong if v == right else v for k, v in c.arguments.items()})
+            for c in calls if c.name in domain.auth_tools and right in c.arguments.values()]
 
 
 def _finds_nothing(env: Environment, call: GroundTruthCall, arguments: dict[str, object]) -> bool:

@@ -114,6 +114,11 @@ class UserSpec(Record):
     def fact(self, key: str) -> str | None:
         return self.known_facts.get(key, self.hidden_facts.get(key))
 
+    @property
+    def misstate(self) -> DisclosureStep | None:
+        """The ``misstate`` step of ``Behaviour.wrong_detail``, if the plan has one."""
+        return next((d for d in self.disclosure if d.action == "misstate"), None)
+
 
 class GroundTruthCall(Record):
     name: str

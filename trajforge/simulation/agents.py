@@ -28,6 +28,7 @@ from typing import Any
 from trajforge.environments.base import Domain, Observation, ReportFacts
 from trajforge.environments.dialogue import is_affirmative
 from trajforge.environments.tasks import IntentSpec, SlotSpec
+from trajforge.generators.behaviours import misstated_lookups
 from trajforge.schemas.blueprint import Behaviour, DisclosureStep, TaskBlueprint
 from trajforge.schemas.messages import (
     AssistantMessage,
@@ -171,7 +172,7 @@ class ScriptedAgent:
         # intent -> its clarify step: the user's words fit several entities; ask which one
         self._clarify = {d.intent: d for d in blueprint.user.disclosure if d.action == "clarify"}
         # the identity detail the user will first give wrong (wrong_detail), until it is looked up
-        self._misstate = next((d for d in blueprint.user.disclosure if d.action == "misstate"), None)
+        self._misstate = blueprint.user.misstate
 
     def _pick_form(self, fault: Fault | None) -> str | None:
         if fault is None:
@@ -395,11 +396,9 @@ class ScriptedAgent:
         """The identity lookup with the detail as the user said it (``wrong_detail``): it finds
         nothing (the generator checked that on the initial state), and the agent asks again."""
         self._misstate = None
-        right = self.bp.user.fact(step.fact or "")
-        for call in self.bp.ground_truth.calls:
-            if call.name in self.domain.auth_tools and right in call.arguments.values():
-                yield Call(call.name, {k: step.value if v == right else v for k, v in call.arguments.items()})
-                return
+        right, wrong = self.bp.user.fact(step.fact or "") or "", step.value or ""
+        for call, arguments in misstated_lookups(self.domain, self.bp.ground_truth.calls, right, wrong)[:1]:
+            yield Call(call.name, arguments)
 
     def _failed_lookup(self) -> Script:
         """An identity lookup with a factor slightly off; its error is then ignored."""

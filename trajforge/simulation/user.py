@@ -176,7 +176,7 @@ class ScriptedUser:
         self.tells = TELLS[persona.verbosity] * (0.5 if persona.style in QUIET else 1.0)
         self._told: set[int] = set()  # the intents whose situation has been offered
         self._todo = set(blueprint.user.behaviours)
-        self._misstate = next((d for d in blueprint.user.disclosure if d.action == "misstate"), None)
+        self._misstate = blueprint.user.misstate
         self.acted: list[Behaviour] = []  # the behaviours acted out so far, in order
 
     def _act(self, behaviour: Behaviour) -> bool:
