@@ -21,11 +21,20 @@ From the server's request timeline (``/stats?timeline=1``: arrival and answer of
   phases; for bare the replay starts with its requests prepared, so none is reported);
 - **whole-command** calls/s (calls over the command's wall time) and **in-window** calls/s
   (calls between the first request's arrival and the last answer);
-- **in flight** during the window up to the answer of 95% of the requests (the last 5% of the
-  conversations' calls, approximated by requests): the time-weighted mean, the minimum once it
-  first reached 90% of the concurrency (the ramp before that is reported as its own time), the
-  share of that time below 90% of the concurrency, and the longest stretch below half of it
-  (a batch boundary shows as one).
+- **in flight** from the first request until the last 5% of the conversations begin (told apart
+  by the episode header each request carries; after that fewer are left to start than the gate
+  holds, so in flight must fall): the time-weighted mean, the minimum once it first reached 90%
+  of the concurrency (the ramp before that is reported as its own time), the lowest mean over
+  one whole second after the ramp, the share of that time below 90% of the concurrency, and the
+  longest stretch below half of it (a batch boundary shows as one). The instantaneous minimum
+  counts every conversation between two calls (by Little's law, calls/s times the client's
+  turnaround per call are between calls on average, for bare litellm too); the 1 s mean is what
+  a server sees as its load.
+
+With a fixed latency every conversation of a wave is answered at the same instant, so all of
+them are between calls at once and in flight dips for as long as the client takes to send the
+next calls; ``--latency-jitter-ms`` draws each answer's latency from an interval (as a real
+server's vary with the answer's length), which spreads them out.
 
     .venv/bin/python benchmarks/llm_throughput.py --episodes 1000 --concurrency 128
 """
@@ -35,8 +44,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
-import random
 import resource
 import subprocess
 import sys
@@ -72,26 +81,47 @@ def write_config(folder: Path, episodes: int, concurrency: int, api_base: str,
     return path
 
 
-def start_server(config: Path, latency_ms: float) -> PolicyServerProcess:
-    return PolicyServerProcess(config, "--latency-ms", str(latency_ms))
+def start_server(config: Path, latency_ms: float, jitter_ms: float) -> PolicyServerProcess:
+    return PolicyServerProcess(config, "--latency-ms", str(latency_ms), "--latency-jitter-ms", str(jitter_ms))
 
 
-def window_metrics(timeline: list[list[float]], limit: int, launched: float | None) -> dict[str, Any]:
+def tail_start(timeline: list[list[Any]], tail: float = 0.05) -> float:
+    """When the last ``tail`` of the conversations began: the first request of the earliest of
+    them (conversations are told apart by the episode each request names, ``ServerStats``). From
+    then on fewer conversations are left to start than the gate holds, so in flight must fall."""
+    began: dict[str, float] = {}
+    for t, d, episode in timeline:
+        if d > 0:
+            began[episode] = min(t, began.get(episode, t))
+    order = sorted(began.values())
+    return order[min(len(order) - 1, math.ceil((1 - tail) * len(order)))]
+
+
+def _spread(bins: dict[int, float], a: float, b: float, level: int) -> None:
+    """Adds ``level`` over ``[a, b)`` (seconds after the ramp) to the per-second area ``bins``."""
+    while a < b:
+        edge = min(b, math.floor(a) + 1)
+        bins[int(a)] = bins.get(int(a), 0.0) + level * (edge - a)
+        a = edge
+
+
+def window_metrics(timeline: list[list[Any]], limit: int, launched: float | None) -> dict[str, Any]:
     """In-flight statistics over the server's request timeline (see the module note)."""
-    events = sorted((t, d) for t, d in timeline)
+    events = sorted((t, d) for t, d, _ in timeline)
     starts = [t for t, d in events if d > 0]
     ends = [t for t, d in events if d < 0]
     if not starts or not ends:
         return {}
     first, last = starts[0], ends[-1]
-    t95 = ends[max(0, int(0.95 * len(ends)) - 1)]
+    cut = tail_start(timeline)
     level, prev, area = 0, first, 0.0
     ramp_end = None
     low_time = 0.0
     min_after_ramp = None
     longest_half_gap, half_since = 0.0, None
+    bins: dict[int, float] = {}  # in-flight area per whole second after the ramp
     for t, d in events:
-        if t > t95:
+        if t > cut:
             break
         span = t - prev
         if span > 0:
@@ -99,6 +129,7 @@ def window_metrics(timeline: list[list[float]], limit: int, launched: float | No
             if ramp_end is not None:
                 low_time += span if level < 0.9 * limit else 0.0
                 min_after_ramp = level if min_after_ramp is None else min(min_after_ramp, level)
+                _spread(bins, prev - ramp_end, t - ramp_end, level)
         prev = t
         level += d
         if ramp_end is None and level >= 0.9 * limit:
@@ -109,13 +140,15 @@ def window_metrics(timeline: list[list[float]], limit: int, launched: float | No
             elif level >= 0.5 * limit and half_since is not None:
                 longest_half_gap = max(longest_half_gap, t - half_since)
                 half_since = None
-    window = t95 - first
-    after_ramp = t95 - ramp_end if ramp_end is not None else 0.0
+    window = cut - first
+    after_ramp = cut - ramp_end if ramp_end is not None else 0.0
     return {"first_request_after_launch_s": (first - launched) if launched is not None else None,
             "window_s": last - first, "in_window_calls_per_s": len(ends) / (last - first) if last > first else None,
+            "tail_starts_after_first_s": cut - first,
             "inflight_mean": area / window if window > 0 else None,
             "ramp_to_90pct_s": (ramp_end - first) if ramp_end is not None else None,
             "inflight_min_after_ramp": min_after_ramp,
+            "inflight_min_1s_after_ramp": min((bins[k] for k in range(int(after_ramp))), default=None),
             "share_below_90pct_after_ramp": low_time / after_ramp if after_ramp > 0 else None,
             "longest_below_half_s": longest_half_gap}
 
@@ -196,8 +229,8 @@ def bare_phase(config_path: Path, url: str, concurrency: int) -> dict[str, Any]:
 
 # --- orchestration --------------------------------------------------------------------------------
 
-def run_bare(config: Path, latency_ms: float, concurrency: int) -> dict[str, Any]:
-    server = start_server(config, latency_ms)
+def run_bare(config: Path, latency_ms: float, jitter_ms: float, concurrency: int) -> dict[str, Any]:
+    server = start_server(config, latency_ms, jitter_ms)
     try:
         cpu0 = server_cpu_s(server)
         out = subprocess.run([sys.executable, __file__, "--phase", "bare", "--config", str(config),
@@ -237,10 +270,10 @@ def _forked_build_cpu(proc: subprocess.Popen[str], interval_s: float = 0.1) -> f
     return sum(cpu.values())
 
 
-def run_build(config: Path, latency_ms: float, workers: int, scratch: Path) -> dict[str, Any]:
+def run_build(config: Path, latency_ms: float, jitter_ms: float, workers: int, scratch: Path) -> dict[str, Any]:
     import yaml
 
-    server = start_server(config, latency_ms)
+    server = start_server(config, latency_ms, jitter_ms)
     tree = yaml.safe_load(config.read_text())
     for role in ("agent_model", "user_model"):
         tree["simulation"][role]["api_base"] = server.url
@@ -292,7 +325,7 @@ def render(payload: dict[str, Any]) -> str:
              f"{payload['episodes']} episodes (blueprints, one LLM-agent episode each; agent and user "
              f"both served by `trajforge serve-policy` over HTTP, the build's calls through transport "
              f"{payload.get('transport', 'litellm')}), server latency "
-             f"{payload['latency_ms']:g} ms, concurrency {payload['concurrency']}. Each phase had a "
+             f"{payload['latency_ms']:g} ms (+- {payload.get('latency_jitter_ms', 0):g} ms), concurrency {payload['concurrency']}. Each phase had a "
              "freshly started server.", "",
              "| phase | workers | model calls | wall s | calls/s | share of bare rate | client CPU ms/call | server CPU ms/call |",
              "|---|---|---|---|---|---|---|---|",
@@ -304,11 +337,11 @@ def render(payload: dict[str, Any]) -> str:
             f"| `trajforge build` | {build['workers']} | {build['calls']} | {build['wall_s']:.1f} | "
             f"{build['calls_per_s']:.1f} | {build['calls_per_s'] / bare['calls_per_s']:.0%} | "
             f"{build['client_cpu_ms_per_call']:.2f} | {build['server_cpu_ms_per_call']:.2f} |")
-    lines += ["", "From the server's request timeline (in flight measured up to the answer of 95% of the "
-              "requests; see the script's note):", "",
+    lines += ["", "From the server's request timeline (in flight measured from the first request until the "
+              "last 5% of the conversations begin; see the script's note):", "",
               "| phase | workers | launch to first request s | in-window calls/s | whole-command share of "
-              "bare calls/s | mean in flight | ramp to 90% s | min in flight after ramp | time below 90% | "
-              "longest below 50% s |", "|---|---|---|---|---|---|---|---|---|---|"]
+              "bare calls/s | mean in flight | ramp to 90% s | min in flight after ramp | lowest 1 s mean | "
+              "time below 90% | longest below 50% s |", "|---|---|---|---|---|---|---|---|---|---|---|"]
 
     def _n(x: Any, f: str = ".2f") -> str:
         return "-" if x is None else format(x, f)
@@ -319,6 +352,7 @@ def render(payload: dict[str, Any]) -> str:
         lines.append(f"| {name} | {row.get('workers', 1)} | {_n(w.get('first_request_after_launch_s'))} | "
                      f"{_n(w.get('in_window_calls_per_s'), '.1f')} | {share:.2f}x | {_n(w.get('inflight_mean'), '.1f')} | "
                      f"{_n(w.get('ramp_to_90pct_s'))} | {_n(w.get('inflight_min_after_ramp'), '.0f')} | "
+                     f"{_n(w.get('inflight_min_1s_after_ramp'), '.1f')} | "
                      f"{_n(w.get('share_below_90pct_after_ramp'), '.1%')} | {_n(w.get('longest_below_half_s'))} |")
     lines += ["", "Build pass rates: " + ", ".join(
         f"{b['workers']} worker(s): {b['pass_rate']:.1%} of {b['episodes']} episodes, "
@@ -339,6 +373,8 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=128)
     parser.add_argument("--latency-ms", type=float, default=100.0)
+    parser.add_argument("--latency-jitter-ms", type=float, default=0.0,
+                        help="each answer's latency drawn uniformly from --latency-ms +- this")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--phase", choices=["all", "bare"], default="all")
     parser.add_argument("--config", type=Path)
@@ -358,11 +394,11 @@ def main() -> None:
         subprocess.run([*TRAJFORGE, "build", "--n", "4", "--out", str(scratch / "warm"), "--quiet"],
                        check=True, capture_output=True, text=True)
         config = write_config(scratch, args.episodes, args.concurrency, "http://127.0.0.1:1/v1", args.transport)
-        bare = derive(run_bare(config, args.latency_ms, args.concurrency))
+        bare = derive(run_bare(config, args.latency_ms, args.latency_jitter_ms, args.concurrency))
         print("bare", json.dumps(bare), flush=True)
         builds = []
         for workers in args.workers:
-            build = derive(run_build(config, args.latency_ms, workers, scratch))
+            build = derive(run_build(config, args.latency_ms, args.latency_jitter_ms, workers, scratch))
             print("build", json.dumps(build), flush=True)
             builds.append(build)
         from trajforge.flows.server import server_home, stop_server
@@ -371,7 +407,8 @@ def main() -> None:
         stop_warm()  # the warm build process the first build left behind (flows/warm.py)
         stop_server(server_home())
     payload = {"date": utc_now(), "command": command_line(), "episodes": args.episodes,
-               "concurrency": args.concurrency, "latency_ms": args.latency_ms, "transport": args.transport,
+               "concurrency": args.concurrency, "latency_ms": args.latency_ms,
+               "latency_jitter_ms": args.latency_jitter_ms, "transport": args.transport,
                "bare": bare,
                "builds": builds, "load_avg_at_end": os.getloadavg(), "machine": machine_info()}
     md, js = write_results(args.stem, payload, render(payload), RESULTS)

@@ -238,6 +238,8 @@ def serve_policy(
     host: Annotated[str, typer.Option("--host")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="0 picks a free port")] = 8000,
     latency_ms: Annotated[float, typer.Option("--latency-ms", help="added to every answer")] = 0.0,
+    latency_jitter_ms: Annotated[float, typer.Option(
+        "--latency-jitter-ms", help="each answer's added latency drawn from --latency-ms +- this")] = 0.0,
     rate_429: Annotated[float, typer.Option("--rate-429", help="share of requests answered 429")] = 0.0,
     rate_500: Annotated[float, typer.Option("--rate-500")] = 0.0,
     rate_timeout: Annotated[float, typer.Option("--rate-timeout", help="answered 504 after --timeout-delay-s")] = 0.0,
@@ -272,6 +274,9 @@ def serve_policy(
                 raise ConfigError(name, f"must be between 0 and 1, got {rate}")
         if rate_429 + rate_500 + rate_timeout + rate_hang > 1:
             raise ConfigError("--rate-*", "the request failure rates add up to more than 1")
+        for name, ms in (("--latency-ms", latency_ms), ("--latency-jitter-ms", latency_jitter_ms)):
+            if ms < 0:
+                raise ConfigError(name, f"must not be negative, got {ms:g}")
         from trajforge.serving import BehaviourFaults
 
         behaviour = BehaviourFaults(rate_empty=rate_empty, rate_user_as_agent=rate_user_as_agent,
@@ -282,7 +287,8 @@ def serve_policy(
         cfg = load_config(config, {"generation.n_blueprints": n} if n is not None else None)
         faults = ServerFaults(rate_429=rate_429, rate_500=rate_500, rate_timeout=rate_timeout,
                               rate_hang=rate_hang, rate_malformed=rate_malformed,
-                              latency_s=latency_ms / 1000.0, timeout_delay_s=timeout_delay_s)
+                              latency_s=latency_ms / 1000.0, latency_jitter_s=latency_jitter_ms / 1000.0,
+                              timeout_delay_s=timeout_delay_s)
         from trajforge.simulation.wording import WORDINGS
         from trajforge.simulation.wording import wording as named_wording
 

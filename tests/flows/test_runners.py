@@ -106,3 +106,24 @@ def test_process_pool_builds_what_threads_build(tmp_path: Path, threads_out: Pat
     processes = build(_config(tmp_path / "processes", "processes", 2), quiet=True)
     assert (processes.shards_done, processes.cached) == (N // SHARD_SIZE, 0)
     _assert_same_rows(threads_out, tmp_path / "processes")
+
+
+@pytest.mark.parametrize(("models", "concurrency", "shard_size", "ahead"), [
+    (False, 64, 10, 0),  # scripted: no model server to keep busy
+    (True, 64, 500, 1),  # a batch fills the gate: one waits
+    (True, 16, 15, 2),  # batches smaller than the gate: enough wait to fill it
+    (True, 64, 10, 7),
+])
+def test_a_model_backed_build_keeps_enough_batches_waiting_to_fill_the_gate(
+        models: bool, concurrency: int, shard_size: int, ahead: int) -> None:
+    from trajforge.flows.runners import batches_ahead, make_task_runner
+
+    settings = {"simulation.concurrency": concurrency, "store.shard_size": shard_size}
+    if models:
+        settings.update({"simulation.agents": ["llm"], "simulation.agent_model.model": "openai/oracle",
+                         "simulation.agent_model.api_base": "http://127.0.0.1:9/v1"})
+    config = load_config(None, settings)
+    assert config.uses_models() is models
+    assert batches_ahead(config) == ahead
+    runner = make_task_runner(config.orchestration, 2, ahead=batches_ahead(config))
+    assert runner._max_workers == 2 + ahead

@@ -66,6 +66,7 @@ class ServerFaults:
     rate_hang: float = 0.0  # never answered (held for ``hang_s``)
     rate_malformed: float = 0.0  # agent turns with tool calls: arguments cut mid-JSON
     latency_s: float = 0.0
+    latency_jitter_s: float = 0.0  # each answer's latency drawn uniformly from latency_s +- this
     timeout_delay_s: float = 5.0
     hang_s: float = 3600.0
     retry_after_s: float = 0.2
@@ -84,22 +85,24 @@ TIMELINE_LIMIT = 1_000_000  # events kept (two per request): enough for any benc
 
 @dataclass
 class ServerStats:
-    """What the endpoint answered, and when: ``timeline`` holds ``(unix time, +1)`` as each
-    completion request arrives and ``(unix time, -1)`` as it is answered, so a benchmark reads
-    the time of the first request and the requests in flight over time."""
+    """What the endpoint answered, and when: ``timeline`` holds ``(unix time, +1, episode)`` as
+    each completion request arrives and ``(unix time, -1, episode)`` as it is answered (episode:
+    the request's ``X-Trajforge-Episode`` header, ``""`` without one), so a benchmark reads the
+    time of the first request, the requests in flight over time, and when each conversation
+    began."""
 
     requests: int = 0
     by_status: dict[int, int] = field(default_factory=dict)
     malformed: int = 0
     hung: int = 0
-    timeline: list[tuple[float, int]] = field(default_factory=list)
+    timeline: list[tuple[float, int, str]] = field(default_factory=list)
 
     def count(self, status: int) -> None:
         self.by_status[status] = self.by_status.get(status, 0) + 1
 
-    def mark(self, delta: int) -> None:
+    def mark(self, delta: int, episode: str) -> None:
         if len(self.timeline) < TIMELINE_LIMIT:
-            self.timeline.append((time.time(), delta))
+            self.timeline.append((time.time(), delta, episode))
 
 
 class HTTPError(Exception):
@@ -269,8 +272,9 @@ class PolicyServer:
                                      f"{', '.join((*AGENT_ROLES, 'user', *self.extra_roles))}")
         except HTTPError as exc:
             return exc.status, {"error": {"message": str(exc), "type": "invalid_request_error"}}, {}
-        if faults.latency_s:
-            await asyncio.sleep(faults.latency_s)
+        if faults.latency_s or faults.latency_jitter_s:
+            jitter = faults.latency_jitter_s * (2 * self.rng.random() - 1)
+            await asyncio.sleep(max(0.0, faults.latency_s + jitter))
         prompt = _tokens("".join(str(m.get("content") or "") for m in body.get("messages") or []))
         return 200, _response(model, message, int(body.get("n") or 1), prompt), {}
 
@@ -284,11 +288,12 @@ def make_app(server: PolicyServer) -> Any:
         except (ValueError, UnicodeDecodeError):
             server.stats.count(400)
             return web.json_response({"error": {"message": "the body is not JSON"}}, status=400)
-        server.stats.mark(+1)
+        episode = request.headers.get(EPISODE_HEADER, "")
+        server.stats.mark(+1, episode)
         try:
             status, payload, headers = await server.chat(body, dict(request.headers))
         finally:
-            server.stats.mark(-1)
+            server.stats.mark(-1, episode)
         server.stats.count(status)
         return web.json_response(payload, status=status, headers=headers)
 

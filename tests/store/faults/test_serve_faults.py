@@ -25,7 +25,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from trajforge.config import load_config
 from trajforge.serving import INJECTION, BehaviourFaults, MisbehavingPolicyServer, build_server, inject
 from trajforge.simulation.llm import quiet_provider_logs
-from trajforge.simulation.serve import ServerFaults, serve
+from trajforge.simulation.serve import PolicyServer, ServerFaults, serve
 from trajforge.store.builds import run_build
 from trajforge.store.catalog import query
 
@@ -40,6 +40,13 @@ def endpoint(behaviour: BehaviourFaults) -> Iterator[tuple[str, MisbehavingPolic
     """The policy server with ``behaviour``, serving on a loopback port from a thread."""
     server = build_server(load_config(None, BASE), ServerFaults(), 0, None, behaviour)
     assert isinstance(server, MisbehavingPolicyServer)
+    with serving(server) as url:
+        yield url, server
+
+
+@contextmanager
+def serving(server: PolicyServer) -> Iterator[str]:
+    """``server`` on a loopback port, from a thread; yields its ``/v1`` URL."""
     loop = asyncio.new_event_loop()
     bound: list[int] = []
     ready = threading.Event()
@@ -56,7 +63,7 @@ def endpoint(behaviour: BehaviourFaults) -> Iterator[tuple[str, MisbehavingPolic
     thread.start()
     assert ready.wait(30)
     try:
-        yield f"http://127.0.0.1:{bound[0]}/v1", server
+        yield f"http://127.0.0.1:{bound[0]}/v1"
     finally:
         for task in asyncio.all_tasks(loop):
             loop.call_soon_threadsafe(task.cancel)
@@ -120,3 +127,25 @@ def test_a_fixed_stall_delays_the_answer_and_does_not_fail_it() -> None:
     status, body, _ = asyncio.run(server.chat({"model": "echo", "messages": []}, {}))
     assert time.perf_counter() - began >= 0.3
     assert status == 200 and body["choices"][0]["message"]["content"] == "ok"
+
+
+def test_answers_take_a_jittered_latency_and_the_timeline_names_each_request_episode() -> None:
+    """``--latency-jitter-ms``: each answer's latency is drawn from latency +- jitter (so a wave of
+    conversations does not come back at one instant), and the ``/stats`` timeline says which
+    episode each request belonged to (benchmarks tell conversations apart by it)."""
+    import json
+    import urllib.request
+
+    server = build_server(load_config(None, BASE), ServerFaults(latency_s=0.2, latency_jitter_s=0.15), 0)
+    with serving(server) as url:
+        for i in range(8):
+            request = urllib.request.Request(
+                f"{url}/chat/completions", data=json.dumps({"model": "echo", "messages": []}).encode(),
+                headers={"Content-Type": "application/json", "X-Trajforge-Episode": f"bp-{i % 2};0"})
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                assert json.loads(answer.read())["choices"][0]["message"]["content"] == "ok"
+    timeline = server.stats.timeline
+    assert [(d, e) for _, d, e in timeline] == [(d, f"bp-{i % 2};0") for i in range(8) for d in (+1, -1)]
+    waits = [timeline[k + 1][0] - timeline[k][0] for k in range(0, len(timeline), 2)]
+    assert all(0.05 <= w < 0.4 for w in waits)
+    assert max(waits) - min(waits) > 0.02  # drawn, not fixed
