@@ -52,9 +52,9 @@ from trajforge.simulation.faults import (
     call_variants,
     error_rule,
     example_read,
-    fault_forms,
     fields_of,
     id_params,
+    kind_forms,
     misstatements,
     mutate_id,
     rehearse,
@@ -179,7 +179,7 @@ class ScriptedAgent:
             return None
         if fault.form is not None:
             return fault.form
-        forms = fault_forms(self.bp, self.domain).get(fault.kind, {}).get(fault.target, [])
+        forms = kind_forms(self.bp, self.domain, fault.kind).get(fault.target, [])
         return forms[0] if forms else None
 
     # --- the policy interface ----------------------------------------------------------------

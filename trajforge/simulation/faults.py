@@ -610,40 +610,55 @@ def _variant_forms(bp: TaskBlueprint, domain: Domain, kind: FaultKind,
 def fault_forms(bp: TaskBlueprint, domain: Domain) -> dict[FaultKind, dict[int, list[str]]]:
     """For each fault kind, its targets (a write index; an intent index for outputs and
     statements; a call index for call-level kinds) and the forms each target admits."""
-    return _fault_forms(bp, domain, _memo_rehearsals(bp, domain), settle=False)
+    rehearsal_at = _memo_rehearsals(bp, domain)
+    return {kind: forms for kind in FaultKind if (forms := kind_forms(bp, domain, kind, rehearsal_at))}
 
 
-def _fault_forms(bp: TaskBlueprint, domain: Domain, rehearsal_at: Callable[[int], Rehearsal], *,
-                 settle: bool) -> dict[FaultKind, dict[int, list[str]]]:
-    """``fault_forms``; with ``settle``, the kinds of ``_VARIANT_KINDS`` are only shown to apply
-    (see ``_variant_forms``), the rest in full."""
-    rng = random.Random(0)  # only to find out whether a mutation exists; episodes draw their own
-    calls = bp.ground_truth.calls
-    writes = _writes(bp)
-    intents = bp.user.intents
-    out: dict[FaultKind, dict[int, list[str]]] = {
-        kind: variants for kind in _VARIANT_KINDS
-        if (variants := _variant_forms(bp, domain, kind, rehearsal_at, settle=settle))}
-
-    def add(kind: FaultKind, target: int, forms: list[str]) -> None:
+def kind_forms(bp: TaskBlueprint, domain: Domain, kind: FaultKind,
+               rehearsal_at: Callable[[int], Rehearsal] | None = None, *, settle: bool = False
+               ) -> dict[int, list[str]]:
+    """``fault_forms`` of one kind: target -> the forms it admits. With ``settle``, only whether
+    the kind applies at all: the first target admitting a form (for the kinds of
+    ``_VARIANT_KINDS``, its first form). Each kind searches with its own ``random.Random(0)``
+    (only to find out whether a mutation exists; episodes draw their own), so a kind's forms do
+    not depend on which other kinds were looked at first."""
+    rehearsal_at = rehearsal_at or _memo_rehearsals(bp, domain)
+    if kind in _VARIANT_KINDS:
+        return _variant_forms(bp, domain, kind, rehearsal_at, settle=settle)
+    out: dict[int, list[str]] = {}
+    for target, forms in _targets(bp, domain, kind, random.Random(0), rehearsal_at):
         if forms:
-            out.setdefault(kind, {})[target] = forms
+            out[target] = forms
+            if settle:
+                break
+    return out
 
-    for t in range(len(calls)):
-        for kind in (FaultKind.unknown_tool, FaultKind.invalid_arguments, FaultKind.repeated_call,
-                     FaultKind.hallucinated_id):
-            add(kind, t, _call_forms(bp, domain, kind, t, rng, rehearsal_at))
-    for w, at in enumerate(writes):
-        call = calls[at]
-        k = call.intent
-        rehearsal = rehearsal_at(at)
-        ends = ["goodbye_before_write", "after_confirmation", "promise_then_end", "before_slots"]
-        if domain.transfer_tool and transfer_arguments(domain) is not None:
-            ends.append("transfer")
-        if not _is_plain(bp, k):
-            ends.remove("after_confirmation")
-        add(FaultKind.premature_end, w, ends)
-        if _is_plain(bp, k):
+
+def _targets(bp: TaskBlueprint, domain: Domain, kind: FaultKind, rng: random.Random,
+             rehearsal_at: Callable[[int], Rehearsal]) -> Iterator[tuple[int, list[str]]]:
+    """Each target of ``kind`` (not a kind of ``_VARIANT_KINDS``) with the forms it admits,
+    found one target at a time."""
+    calls = bp.ground_truth.calls
+    intents = bp.user.intents
+    if kind in (FaultKind.unknown_tool, FaultKind.invalid_arguments, FaultKind.repeated_call,
+                FaultKind.hallucinated_id):
+        for t in range(len(calls)):
+            yield t, _call_forms(bp, domain, kind, t, rng, rehearsal_at)
+    elif kind is FaultKind.premature_end:
+        for w, at in enumerate(_writes(bp)):
+            ends = ["goodbye_before_write", "after_confirmation", "promise_then_end", "before_slots"]
+            if domain.transfer_tool and transfer_arguments(domain) is not None:
+                ends.append("transfer")
+            if not _is_plain(bp, calls[at].intent):
+                ends.remove("after_confirmation")
+            yield w, ends
+    elif kind is FaultKind.unconfirmed_write:
+        for w, at in enumerate(_writes(bp)):
+            call = calls[at]
+            k = call.intent
+            if not _is_plain(bp, k):
+                continue
+            rehearsal = rehearsal_at(at)
             forms = ["no_question", "announced", "write_before_answer"]
             spec: IntentSpec = domain.intents[intents[k].kind]
             if any(s in domain.slots and (intents[k].slots.get(s) or bp.user.fact(f"{k}.{s}"))
@@ -653,28 +668,30 @@ def _fault_forms(bp: TaskBlueprint, domain: Domain, rehearsal_at: Callable[[int]
             named = reported.values.get(reported.entity[0], "") if reported.entity else ""
             if named and named in json.dumps(call.arguments) and siblings(named, rehearsal.observed):
                 forms.append("different_target")
-            add(FaultKind.unconfirmed_write, w, forms)
-    for k in sorted({o.intent for o in bp.ground_truth.outputs}):
-        forms = ["bare_report", "no_report", "vague_value", "delayed"]
-        if any(o.intent == k and MONEY.match(o.value) and not o.value.endswith(".00")
-               for o in bp.ground_truth.outputs):
-            forms.append("rounded")
-        add(FaultKind.missing_output, k, forms)
-    for k, intent in enumerate(intents):
-        state = _report_state(bp, k, rehearsal_at)
-        if state is None:
-            continue
-        rehearsal, write_at = state
-        found = misstatements(domain, intent.kind, domain.intents[intent.kind], dict(intent.slots),
-                               rehearsal.observed, write_at)
-        add(FaultKind.misstatement, k, [f for f in FAULT_FORMS[FaultKind.misstatement] if f in found])
-    if intents and _names_account_entity(domain, intents[0].slots, calls):
-        forms = ["never_asked", "asked_not_verified", "failed_lookup_ignored", "read_before_auth"]
-        if any(c.intent == 0 and c.kind == "write" for c in calls):
-            forms.append("late_after_write")
-        if any(c.name in domain.auth_tools for c in calls):
-            add(FaultKind.skipped_authentication, 0, forms)
-    return out
+            yield w, forms
+    elif kind is FaultKind.missing_output:
+        for k in sorted({o.intent for o in bp.ground_truth.outputs}):
+            forms = ["bare_report", "no_report", "vague_value", "delayed"]
+            if any(o.intent == k and MONEY.match(o.value) and not o.value.endswith(".00")
+                   for o in bp.ground_truth.outputs):
+                forms.append("rounded")
+            yield k, forms
+    elif kind is FaultKind.misstatement:
+        for k, intent in enumerate(intents):
+            state = _report_state(bp, k, rehearsal_at)
+            if state is None:
+                continue
+            rehearsal, write_at = state
+            found = misstatements(domain, intent.kind, domain.intents[intent.kind], dict(intent.slots),
+                                  rehearsal.observed, write_at)
+            yield k, [f for f in FAULT_FORMS[kind] if f in found]
+    elif kind is FaultKind.skipped_authentication:
+        if intents and _names_account_entity(domain, intents[0].slots, calls) \
+                and any(c.name in domain.auth_tools for c in calls):
+            forms = ["never_asked", "asked_not_verified", "failed_lookup_ignored", "read_before_auth"]
+            if any(c.intent == 0 and c.kind == "write" for c in calls):
+                forms.append("late_after_write")
+            yield 0, forms
 
 
 def _names_account_entity(domain: Domain, slots: dict[str, str], calls: Sequence[GroundTruthCall]) -> bool:
@@ -697,16 +714,14 @@ def choose_fault(bp: TaskBlueprint, domain: Domain, rng: random.Random,
     among those the blueprint admits for it, uniformly; then a target admitting that form.
     None if no kind applies."""
     rehearsal_at = _memo_rehearsals(bp, domain)
-    options = _fault_forms(bp, domain, rehearsal_at, settle=True)
-    usable = [k for k in kinds if k in options]
+    usable = [k for k in kinds if kind_forms(bp, domain, k, rehearsal_at, settle=True)]
     if not usable:
         return None
     kind = rng.choice(usable)
-    if kind in _VARIANT_KINDS:  # now its every target and form
-        options[kind] = _variant_forms(bp, domain, kind, rehearsal_at, settle=False)
-    forms = [f for f in FAULT_FORMS[kind] if any(f in fs for fs in options[kind].values())]
+    options = kind_forms(bp, domain, kind, rehearsal_at)  # now its every target and form
+    forms = [f for f in FAULT_FORMS[kind] if any(f in fs for fs in options.values())]
     form = rng.choice(forms)
-    target = rng.choice(sorted(t for t, fs in options[kind].items() if form in fs))
+    target = rng.choice(sorted(t for t, fs in options.items() if form in fs))
     return Fault(kind=kind, target=target, form=form)
 
 
