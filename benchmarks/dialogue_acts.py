@@ -6,8 +6,8 @@ Reports per class precision/recall/F1 and counts on trajforge/environments/dialo
 (banks/dev.jsonl, the hand-written set models are chosen by), per class on the dev2 bank
 (banks/dev2.jsonl, multi-domain), per class and per phenomenon on the writer2 bank (banks/writer2.jsonl:
 user replies by a second, independent writer who never saw the other banks, held out from training;
-harder than eval by design), the same on the writer3 bank (banks/writer3.jsonl: a third writer's
-replies to confirmation requests, never trained on), the action grid (request templates filled with
+harder than eval by design), the same on the writer3 and writer4 banks (banks/writer3.jsonl, banks/writer4.jsonl: a
+third and a fourth writer's replies to confirmation requests, never trained on), the action grid (request templates filled with
 the generator's actions), accuracy per phenomenon, the confusion, the
 accuracy on the scripted policies' own phrases, and microseconds per classification (first
 sight of a text, i.e. uncached, and cached). Results go to benchmarks/results/dialogue_acts.{md,json}.
@@ -67,6 +67,7 @@ def measure() -> dict[str, Any]:
     dev = read_bank("dev.jsonl")
     writer2 = read_bank("writer2.jsonl")
     writer3 = read_bank("writer3.jsonl")
+    writer4 = read_bank("writer4.jsonl")
     gen = generator_phrases()
     eval_templates = [r["text"] for r in bank if r.get("phenomenon") == "template"]
     lists = runpy.run_path(str(HERE / "data" / "action_lists.py"))
@@ -76,6 +77,7 @@ def measure() -> dict[str, Any]:
     return {
         "bank_sizes": {"eval_entries": len(bank), "eval_measured": len(rows), "dev_entries": len(dev),
                        "writer2_entries": len(writer2), "writer3_entries": len(writer3),
+                       "writer4_entries": len(writer4),
                        "train_entries": len(read_bank("train.jsonl"))},
         "per_class": per_class(rows),
         "per_class_dev": {k: v for k, v in per_class(dev).items() if k in ("consent", "non_consent")},
@@ -84,6 +86,8 @@ def measure() -> dict[str, Any]:
         "per_phenomenon_writer2": by_phenomenon(writer2),
         "per_class_writer3": {k: v for k, v in per_class(writer3).items() if v["positives"]},
         "per_phenomenon_writer3": by_phenomenon(writer3),
+        "per_class_writer4": {k: v for k, v in per_class(writer4).items() if v["positives"]},
+        "per_phenomenon_writer4": by_phenomenon(writer4),
         "per_phenomenon": by_phenomenon(rows),
         "confusion": confusion(rows),
         "generator": {"n": len(gen), "right": len(gen) - len(gen_wrong), "wrong": gen_wrong},
@@ -119,7 +123,9 @@ def render(payload: dict[str, Any]) -> str:
                 ("Per class (writer2 bank, writer2.jsonl: an independent writer's replies, held out)",
                  "per_class_writer2", "writer2"),
                 ("Per class (writer3 bank, writer3.jsonl: a third writer's replies to confirmation requests, "
-                 "session 15, held out whole)", "per_class_writer3", "writer3"))
+                 "session 15, held out whole)", "per_class_writer3", "writer3"),
+                ("Per class (writer4 bank, writer4.jsonl: a fourth writer's replies to confirmation requests, "
+                 "session 23, held out whole)", "per_class_writer4", "writer4"))
     for title, key, phenomena in sections:
         lines += ["", f"## {title}", "", *_class_rows(r.get(key, {}))]
         if phenomena:

@@ -11,7 +11,7 @@ help; never a template), keeping that row's label. eval.jsonl also gets unhappy 
 ("Which flight should I book you on?", label ``other``). ``TRAIN_UNHAPPY`` is not used: with it
 in train.jsonl the user model read two more of writer2's consents wrong.
 
-    .venv/bin/python benchmarks/data/dialogue_bank_rows.py train   # then eval; then retrain; writer3 for its bank
+    .venv/bin/python benchmarks/data/dialogue_bank_rows.py train   # then eval; then retrain; writer3 or writer4 for its bank
 """
 import hashlib
 import json
@@ -219,19 +219,33 @@ def _norm(text):
     return " ".join(re.sub(r"[^\w\s]", " ", re.sub(r"\{[a-z_]+\}", " ", text.lower())).split())
 
 
-def writer3_rows():
-    """A third writer's 705 replies to confirmation requests (``writer3.jsonl`` here; written in
-    session 15 by a writer who saw no bank, no generator phrase and no test, each with the agent's
-    request it answers as ``context``), for ``banks/writer3.jsonl``: held out whole. A row whose
-    text (normalised) is in another bank or among the generator's phrases, or that shares a word
-    6-gram with eval.jsonl, is dropped. (Two thirds of it in train.jsonl were tried: writer2's
-    consent recall rose from 0.853 to 0.881, writer3's held third did not move (R 0.935) and the
-    generator's phrases were no longer all read right, so none of it is trained on.)"""
+HELD_OUT_WRITERS = {
+    "writer3": "A third writer's 705 replies to confirmation requests, written in session 15. (Two thirds of "
+               "it in train.jsonl were tried: writer2's consent recall rose from 0.853 to 0.881, writer3's held "
+               "third did not move (R 0.935) and the generator's phrases were no longer all read right, so none "
+               "of it is trained on.)",
+    "writer4": "A fourth writer's 330 replies to confirmation requests in twelve phenomena (consents with "
+               "thanks, agreeing idioms, grudging, with a negated reason or a question after; refusals naming "
+               "the action, yes-lookalikes, polite refusals, questions first, conditions, deferrals, revisions, "
+               "sarcasm), written in session 23 by a helper that saw no bank, no generator phrase and no test. "
+               "(Two thirds of it in train.jsonl were tried: writer3's errors fell from 43 to 36, writer2's "
+               "from 28 to 27, but dev's rose from 7 to 10 and the held third's from 10 to 14, so none of it "
+               "is trained on.)",
+}
+
+
+def held_out_rows(writer):
+    """A held-out writer's rows (``<writer>.jsonl`` here; each with the agent's request it answers
+    as ``context``; ``HELD_OUT_WRITERS`` says who wrote them), for ``banks/<writer>.jsonl``: held
+    out whole. A row whose text (normalised) is in another bank or among the generator's phrases,
+    or among the scripted user's fragments, or that shares a word 6-gram with eval.jsonl, is
+    dropped."""
     from trajforge.environments.dialogue.evaluate import generator_phrases
 
     banks = Path(__file__).resolve().parents[2] / "trajforge/environments/dialogue/banks"
     taken, eval_grams = set(), set()
-    for name in ("eval", "dev", "dev2", "writer2", "train"):
+    others = ("eval", "dev", "dev2", "writer2", "train", *(w for w in HELD_OUT_WRITERS if w < writer))
+    for name in others:
         for line in (banks / f"{name}.jsonl").read_text(encoding="utf-8").splitlines():
             if line.strip():
                 text = json.loads(line)["text"]
@@ -239,7 +253,11 @@ def writer3_rows():
                 if name == "eval":
                     eval_grams |= _grams(text)
     taken |= {_norm(r["text"]) for r in generator_phrases()}
-    source = Path(__file__).with_name("writer3.jsonl").read_text(encoding="utf-8").splitlines()
+    from trajforge.simulation import user  # and the scripted user's fragments ("Certainly." as a lead-in)
+
+    taken |= {_norm(t) for name in ("GREETINGS", "LEADS", "THANKS", "YES")
+              for group in getattr(user, name).values() for t in group}
+    source = Path(__file__).with_name(f"{writer}.jsonl").read_text(encoding="utf-8").splitlines()
     rows = [json.loads(line) for line in source if line.strip()]
     return [r for r in rows if _norm(r["text"]) not in taken and not _grams(r["text"]) & eval_grams]
 
@@ -248,9 +266,10 @@ MADE = {"found_prefix", "unhappy_closing", "slot_question_action", "action_templ
 
 if __name__ == "__main__":
     which = sys.argv[1]
-    if which == "writer3":  # a held-out bank of its own
-        out = Path(__file__).resolve().parents[2] / "trajforge/environments/dialogue/banks/writer3.jsonl"
-        out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in writer3_rows()), encoding="utf-8")
+    if which in HELD_OUT_WRITERS:  # a held-out bank of its own
+        out = Path(__file__).resolve().parents[2] / f"trajforge/environments/dialogue/banks/{which}.jsonl"
+        out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in held_out_rows(which)),
+                       encoding="utf-8")
         sys.exit(0)
     bank = Path(__file__).resolve().parents[2] / "trajforge/environments/dialogue/banks" / f"{which}.jsonl"
     lines = [line for line in bank.read_text(encoding="utf-8").splitlines() if line.strip()]

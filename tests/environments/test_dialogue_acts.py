@@ -166,6 +166,12 @@ def test_banks_are_disjoint(train: list[dict[str, str]], bank: list[dict[str, st
     for other in (tr, ev, dv, d2, w2, gen):
         shared_texts = sorted(w3 & other)
         assert not shared_texts, shared_texts[:5]
+    writer4 = read_bank("writer4.jsonl")
+    w4 = {_norm(r["text"]) for r in writer4}
+    assert len(w4) == len(writer4) >= 250
+    for other in (tr, ev, dv, d2, w2, w3, gen):
+        shared_texts = sorted(w4 & other)
+        assert not shared_texts, shared_texts[:5]
 
     def grams(text: str) -> set[tuple[str, ...]]:
         w = _norm(text).split()
@@ -180,6 +186,8 @@ def test_banks_are_disjoint(train: list[dict[str, str]], bank: list[dict[str, st
     shared = [r["text"] for r in writer2 if grams(r["text"]) & eval_grams]
     assert not shared, shared[:5]
     shared = [r["text"] for r in writer3 if grams(r["text"]) & eval_grams]
+    assert not shared, shared[:5]
+    shared = [r["text"] for r in writer4 if grams(r["text"]) & eval_grams]
     assert not shared, shared[:5]
 
 
