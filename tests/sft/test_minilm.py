@@ -70,7 +70,7 @@ def test_minilm_trains_reloads_probes_and_evaluates(dataset, tmp_path):
     import datasets
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from trajforge.sft.copy_probe import copy_probe
+    from trajforge.sft.copy_probe import copy_probe, read_probe
 
     data, export = dataset
     out = tmp_path / "minilm"
@@ -79,7 +79,7 @@ def test_minilm_trains_reloads_probes_and_evaluates(dataset, tmp_path):
     assert result.exit_code == 0, result.output
     summary = json.loads((out / "train_summary.json").read_text())
     assert summary["model"] == "minilm" and summary["global_step"] == 2 and 0 < summary["train_loss"] < 20
-    assert "copy_probe" in summary  # read on the validation split (None when the export has none)
+    assert "copy_probe" in summary and "read_probe" in summary  # on the validation split (None without one)
 
     model = AutoModelForCausalLM.from_pretrained(out)
     tokenizer = AutoTokenizer.from_pretrained(out)
@@ -88,6 +88,8 @@ def test_minilm_trains_reloads_probes_and_evaluates(dataset, tmp_path):
     probe = copy_probe(model, tokenizer, train, limit=2)
     assert probe.conversations >= 1 and probe.values >= probe.conversations
     assert probe.first_token is not None and probe.exact is not None and 0 <= probe.exact <= 1
+    read = read_probe(model, tokenizer, train, limit=4)  # the agents of scripted data say what tools showed
+    assert read.conversations >= 1 and read.values >= 1 and read.first_token is not None
     assert type(model).__name__ == "BertLMHeadModel" and model.config.is_decoder
     assert model.config.max_position_embeddings == 4096 and model.num_parameters() == summary["parameters"]
     assert model.config.attention_probs_dropout_prob == 0.0  # BERT's 0.1 takes torch's slow CPU attention path

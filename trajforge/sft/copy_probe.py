@@ -1,4 +1,5 @@
-"""The copy probe: how well a policy copies into its calls the values the dialogue gave it.
+"""The copy and read probes: how well a policy copies into its calls the values the dialogue gave
+it, and repeats in its words the values its tools showed.
 
 An agent that cannot copy a value from the dialogue into a call (the user's email, the order id
 a tool returned) fails every task at authentication, whatever its loss says. The probe reads it
@@ -11,6 +12,12 @@ copied **exactly** (every token right) and the share of all value tokens right. 
 copies scores near 1 on all three; one that writes values from its prior scores near chance on
 the first token.
 
+The **read probe** (``read_probe``) asks the same of what the policy *says*: every value of a
+tool's output since the agent last spoke (a string leaf of its JSON, or a number as JSON writes
+it) that the agent's next words repeat, and that no user message said, is a value to read (an
+order's status, a price, a balance). A policy that states facts from its prior ("your order is
+still pending", whatever the tool showed) scores low here while its copy probe is high.
+
 The model must render with a prefix-stable chat template (a conversation's rendering extends
 its prefixes'), which the built-in models' template and Hermes-style ones are; a call whose
 rendering is not a prefix of the whole conversation's is skipped.
@@ -19,7 +26,8 @@ rendering is not a prefix of the whole conversation's is skipped.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -82,6 +90,69 @@ def value_spans(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[s
     return full, spans
 
 
+def _leaves(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _leaves(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _leaves(v)
+    elif isinstance(value, str):
+        yield value
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        yield json.dumps(value)
+
+
+def _mention(value: str, text: str, start: int = 0, end: int | None = None) -> int:
+    """Where ``text[start:end]`` first says ``value`` as a whole (not inside a longer word or
+    number: "10" is not said by "$10.50"); -1 if it does not."""
+    pattern = re.compile(r"(?<![\w.])" + re.escape(value) + r"(?!\w|\.\d)")
+    match = pattern.search(text, start, len(text) if end is None else end)
+    return match.start() if match else -1
+
+
+def read_values(messages: Sequence[Mapping[str, Any]], k: int) -> list[str]:
+    """The values of the tool outputs since the agent last spoke that message ``k``'s words
+    repeat, none of them said by a user, longest first, none inside another."""
+    said = "\n".join(str(m.get("content") or "") for m in messages[:k] if m.get("role") == "user")
+    shown: set[str] = set()
+    for m in reversed(messages[:k]):
+        if m.get("role") == "assistant" and m.get("content"):
+            break
+        if m.get("role") == "tool":
+            try:
+                shown.update(_leaves(json.loads(str(m.get("content") or ""))))
+            except ValueError:
+                continue
+    text = str(messages[k].get("content") or "")
+    found = sorted((v for v in shown if len(v) >= MIN_VALUE_CHARS and _mention(v, text) >= 0
+                    and _mention(v, said) < 0), key=len, reverse=True)
+    return [v for i, v in enumerate(found) if not any(v in longer for longer in found[:i])]
+
+
+def said_spans(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]],
+               tokenizer: Any) -> tuple[str, list[tuple[int, int]]]:
+    """The rendered conversation and the character spans of the tool values its agent says."""
+    full = tokenizer.apply_chat_template(list(messages), tools=list(tools), tokenize=False)
+    spans: list[tuple[int, int]] = []
+    for k, message in enumerate(messages):
+        if message.get("role") != "assistant" or not message.get("content"):
+            continue
+        values = read_values(messages, k)
+        if not values:
+            continue
+        prefix = tokenizer.apply_chat_template(list(messages[:k]), tools=list(tools), tokenize=False,
+                                               add_generation_prompt=True)
+        turn = tokenizer.apply_chat_template(list(messages[:k + 1]), tools=list(tools), tokenize=False)
+        if not (turn.startswith(prefix) and full.startswith(turn)):
+            continue
+        for value in values:
+            at = _mention(value, full, len(prefix), len(turn))  # its first mention in the turn
+            if at >= 0:
+                spans.append((at, at + len(value)))
+    return full, sorted(spans)
+
+
 def _conversations(rows: Iterable[Mapping[str, Any]], limit: int) -> Iterator[tuple[list[Any], list[Any]]]:
     for i, row in enumerate(rows):
         if i >= limit:
@@ -94,6 +165,20 @@ def _conversations(rows: Iterable[Mapping[str, Any]], limit: int) -> Iterator[tu
 def copy_probe(model: Any, tokenizer: Any, rows: Iterable[Mapping[str, Any]], limit: int = 32,
                max_tokens: int | None = None) -> CopyProbe:
     """Teacher-forced copy accuracy over the first ``limit`` ``sft`` rows (``messages`` + ``tools``)."""
+    return _probe(model, tokenizer, rows, limit, max_tokens, value_spans)
+
+
+def read_probe(model: Any, tokenizer: Any, rows: Iterable[Mapping[str, Any]], limit: int = 32,
+               max_tokens: int | None = None) -> CopyProbe:
+    """Teacher-forced accuracy on the tool values the agent's words repeat (see the module note)."""
+    return _probe(model, tokenizer, rows, limit, max_tokens, said_spans)
+
+
+Spans = Callable[[Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]], Any], tuple[str, list[tuple[int, int]]]]
+
+
+def _probe(model: Any, tokenizer: Any, rows: Iterable[Mapping[str, Any]], limit: int,
+           max_tokens: int | None, spans_of: Spans) -> CopyProbe:
     import torch
 
     max_tokens = max_tokens or int(getattr(model.config, "max_position_embeddings", 4096))
@@ -101,7 +186,7 @@ def copy_probe(model: Any, tokenizer: Any, rows: Iterable[Mapping[str, Any]], li
     was_training = model.training
     model.eval()
     for messages, tools in _conversations(rows, limit):
-        text, spans = value_spans(messages, tools, tokenizer)
+        text, spans = spans_of(messages, tools, tokenizer)
         if not spans:
             continue
         encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)

@@ -86,7 +86,7 @@ class TrainConfig(BaseModel):
     max_eval_rows: int | None = Field(None, ge=1, description="evaluate on the first N validation rows")
     max_minutes: float | None = Field(None, gt=0, description="stop training (and save) after this long")
     copy_probe_rows: int = Field(32, ge=0, description=(
-        "validation rows the copy probe reads after training (trajforge.sft.copy_probe; 0: no probe)"))
+        "validation rows the copy and read probes read after training (trajforge.sft.copy_probe; 0: no probe)"))
     threads: int | None = Field(None, ge=1, description=(
         "CPU threads for torch (None: torch's default). On a shared CPU, 1 thread can be several times "
         "faster than 2: torch's OpenMP workers spin-wait on each other when another process holds a core"))
@@ -390,11 +390,12 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
     tokens, session = trained_tokens(history)
     csv_path, png_path = write_loss_curve(
         history, output_dir, "assistant tokens" if args.assistant_only_loss else "all tokens")
-    probe = None
+    probe = read = None
     if has_validation and config.copy_probe_rows:  # its own rows, not max_eval_rows
-        from trajforge.sft.copy_probe import copy_probe
+        from trajforge.sft.copy_probe import copy_probe, read_probe
 
         probe = copy_probe(final, tokenizer, data["validation"], config.copy_probe_rows, args.max_length).as_dict()
+        read = read_probe(final, tokenizer, data["validation"], config.copy_probe_rows, args.max_length).as_dict()
     summary = {
         "model": config.model, "data": config.data, "output_dir": str(output_dir),
         "parameters": sum(p.numel() for p in final.parameters()),
@@ -405,6 +406,7 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
         "seconds": round(seconds, 1), "num_tokens": tokens, "session_tokens": session,
         "tokens_per_second": round(session / seconds, 1) if session and seconds else None,
         "resumed_from": str(checkpoint) if checkpoint else None, "copy_probe": probe,
+        "read_probe": read,
         "loss_curve_csv": str(csv_path), "loss_curve_png": str(png_path) if png_path else None,
     }
     (output_dir / "train_summary.json").write_text(json.dumps(summary, indent=1, default=str))
