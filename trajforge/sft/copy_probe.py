@@ -66,28 +66,43 @@ def copied_values(messages: Sequence[Mapping[str, Any]], k: int) -> list[str]:
 def value_spans(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]],
                 tokenizer: Any) -> tuple[str, list[tuple[int, int]]]:
     """The rendered conversation and the character spans of the values its calls copy."""
+    return _turn_spans(messages, tools, tokenizer, copied_values, _in_arguments)
+
+
+def _in_arguments(full: str, start: int, end: int, values: Sequence[str]) -> list[tuple[int, int]]:
+    """Each value's span inside its JSON string in ``full[start:end]``, in order."""
+    spans: list[tuple[int, int]] = []
+    cursor = start
+    for value in values:
+        encoded = json.dumps(value, ensure_ascii=False)
+        at = full.find(encoded, cursor, end)
+        if at < 0:
+            continue
+        spans.append((at + 1, at + len(encoded) - 1))
+        cursor = at + len(encoded)
+    return spans
+
+
+def _turn_spans(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], tokenizer: Any,
+                values_of: Callable[[Sequence[Mapping[str, Any]], int], list[str]],
+                place: Callable[[str, int, int, Sequence[str]], list[tuple[int, int]]]
+                ) -> tuple[str, list[tuple[int, int]]]:
+    """The rendered conversation and, for each agent turn, ``place``'s spans of ``values_of`` it
+    in the turn's rendering (a turn whose rendering is not a prefix of the whole is skipped)."""
     full = tokenizer.apply_chat_template(list(messages), tools=list(tools), tokenize=False)
     spans: list[tuple[int, int]] = []
     for k, message in enumerate(messages):
-        if message.get("role") != "assistant" or not message.get("tool_calls"):
+        if message.get("role") != "assistant":
             continue
-        values = copied_values(messages, k)
+        values = values_of(messages, k)
         if not values:
             continue
         prefix = tokenizer.apply_chat_template(list(messages[:k]), tools=list(tools), tokenize=False,
                                                add_generation_prompt=True)
         turn = tokenizer.apply_chat_template(list(messages[:k + 1]), tools=list(tools), tokenize=False)
-        if not (turn.startswith(prefix) and full.startswith(turn)):
-            continue
-        cursor = len(prefix)
-        for value in values:
-            encoded = json.dumps(value, ensure_ascii=False)
-            at = full.find(encoded, cursor, len(turn))
-            if at < 0:
-                continue
-            spans.append((at + 1, at + len(encoded) - 1))
-            cursor = at + len(encoded)
-    return full, spans
+        if turn.startswith(prefix) and full.startswith(turn):
+            spans += place(full, len(prefix), len(turn), values)
+    return full, sorted(spans)
 
 
 def _leaves(value: Any) -> Iterator[str]:
@@ -133,24 +148,12 @@ def read_values(messages: Sequence[Mapping[str, Any]], k: int) -> list[str]:
 def said_spans(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]],
                tokenizer: Any) -> tuple[str, list[tuple[int, int]]]:
     """The rendered conversation and the character spans of the tool values its agent says."""
-    full = tokenizer.apply_chat_template(list(messages), tools=list(tools), tokenize=False)
-    spans: list[tuple[int, int]] = []
-    for k, message in enumerate(messages):
-        if message.get("role") != "assistant" or not message.get("content"):
-            continue
-        values = read_values(messages, k)
-        if not values:
-            continue
-        prefix = tokenizer.apply_chat_template(list(messages[:k]), tools=list(tools), tokenize=False,
-                                               add_generation_prompt=True)
-        turn = tokenizer.apply_chat_template(list(messages[:k + 1]), tools=list(tools), tokenize=False)
-        if not (turn.startswith(prefix) and full.startswith(turn)):
-            continue
-        for value in values:
-            at = _mention(value, full, len(prefix), len(turn))  # its first mention in the turn
-            if at >= 0:
-                spans.append((at, at + len(value)))
-    return full, sorted(spans)
+    return _turn_spans(messages, tools, tokenizer, read_values, _in_words)
+
+
+def _in_words(full: str, start: int, end: int, values: Sequence[str]) -> list[tuple[int, int]]:
+    """Each value's first mention as a whole in ``full[start:end]``."""
+    return [(at, at + len(value)) for value in values if (at := _mention(value, full, start, end)) >= 0]
 
 
 def _conversations(rows: Iterable[Mapping[str, Any]], limit: int) -> Iterator[tuple[list[Any], list[Any]]]:
