@@ -714,10 +714,12 @@ def choose_fault(bp: TaskBlueprint, domain: Domain, rng: random.Random,
     among those the blueprint admits for it, uniformly; then a target admitting that form.
     None if no kind applies."""
     rehearsal_at = _memo_rehearsals(bp, domain)
-    usable = [k for k in kinds if kind_forms(bp, domain, k, rehearsal_at, settle=True)]
-    if not usable:
+    # the first kind that applies, in a uniformly random order: each applicable kind equally
+    # likely, and the kinds after it never searched
+    kind = next((k for k in rng.sample(list(kinds), len(kinds))
+                 if kind_forms(bp, domain, k, rehearsal_at, settle=True)), None)
+    if kind is None:
         return None
-    kind = rng.choice(usable)
     options = kind_forms(bp, domain, kind, rehearsal_at)  # now its every target and form
     forms = [f for f in FAULT_FORMS[kind] if any(f in fs for fs in options.values())]
     form = rng.choice(forms)
