@@ -273,7 +273,8 @@ class PolicyServer:
         except HTTPError as exc:
             return exc.status, {"error": {"message": str(exc), "type": "invalid_request_error"}}, {}
         if faults.latency_s or faults.latency_jitter_s:
-            jitter = faults.latency_jitter_s * (2 * self.rng.random() - 1)
+            # drawn only with a jitter: a fixed latency leaves the seeded fault draws as they were
+            jitter = faults.latency_jitter_s * (2 * self.rng.random() - 1) if faults.latency_jitter_s else 0.0
             await asyncio.sleep(max(0.0, faults.latency_s + jitter))
         prompt = _tokens("".join(str(m.get("content") or "") for m in body.get("messages") or []))
         return 200, _response(model, message, int(body.get("n") or 1), prompt), {}
