@@ -15,6 +15,7 @@ from trajforge.schemas.trajectory import FaultKind
 
 AgentKind = Literal["oracle", "faulty", "llm"]
 RunnerKind = Literal["threads", "processes", "dask", "ray"]
+AgentPhrasing = Literal["varied", "plain"]
 
 
 class DomainConfig(Record):
@@ -178,6 +179,11 @@ class SimulationConfig(Record):
     fault_kinds: tuple[FaultKind, ...] = Field(default=tuple(FaultKind), min_length=1)
     max_turns: int = Field(default=40, ge=2, le=1000)
     max_steps_per_turn: int = Field(default=12, ge=1, le=100)
+    agent_phrasing: AgentPhrasing = Field(default="varied", description=(
+        "varied: the scripted agent draws each message's phrasing from its banks; plain: it "
+        "words each dialogue act one way (the first phrasing of each bank, its own and the "
+        "domain's), for a small model that should spend its training on decisions and values, "
+        "not on synonyms (the user stays varied)"))
     concurrency: int = Field(default=32, ge=1, le=4096, description="episodes in flight, all processes")
 
     @model_validator(mode="after")
@@ -313,8 +319,9 @@ class RunConfig(Record):
         if not generation["near_copy_share"]:
             generation.pop("near_copy_share")  # runs from before the field keep their ids
         simulation = self.simulation.model_dump(mode="json", exclude=_OPERATIONAL)
-        if simulation["rewrite"] is None:
-            simulation.pop("rewrite")  # runs from before the field keep their ids
+        for field, default in (("rewrite", None), ("agent_phrasing", "varied")):
+            if simulation[field] == default:
+                simulation.pop(field)  # runs from before the field keep their ids
         domain = self.domain.model_dump(mode="json")
         if not domain["fresh_every"]:
             domain.pop("fresh_every")  # runs from before the field keep their ids

@@ -141,10 +141,12 @@ class ScriptedAgent:
     """The oracle (``fault=None``) or the fault injector. One instance per episode."""
 
     def __init__(self, blueprint: TaskBlueprint, domain: Domain, rng: random.Random,
-                 fault: Fault | None = None, wording: Wording | None = None) -> None:
+                 fault: Fault | None = None, wording: Wording | None = None, plain: bool = False) -> None:
         self.bp = blueprint
         self.domain = domain
         self.rng = rng
+        # plain phrasing (``simulation.agent_phrasing``): the first phrasing of every bank
+        self._words: random.Random | None = None if plain else rng
         self.fault = fault
         self.wording = wording or Wording()
         self._confirm = self.wording.confirm or CONFIRM
@@ -174,6 +176,10 @@ class ScriptedAgent:
         # the identity detail the user will first give wrong (wrong_detail), until it is looked up
         self._misstate = blueprint.user.misstate
 
+    def _pick(self, bank: Sequence[str]) -> str:
+        """One phrasing of ``bank``: drawn, or with plain phrasing always the first."""
+        return self._words.choice(bank) if self._words is not None else bank[0]
+
     def _pick_form(self, fault: Fault | None) -> str | None:
         if fault is None:
             return None
@@ -190,7 +196,7 @@ class ScriptedAgent:
         if isinstance(last, UserMessage):
             self.heard.append(last.content.lower())
             self._texts.append(last.content)
-            self._aside = realise([self._aside, *(self.rng.choice(ON_BEHAVIOUR[b])
+            self._aside = realise([self._aside, *(self._pick(ON_BEHAVIOUR[b])
                                                   for b in self._behaviours_in_reply())])
         elif isinstance(last, ToolMessage):
             self._texts.append(last.content)
@@ -204,7 +210,7 @@ class ScriptedAgent:
             try:
                 action = self._script.send(last)
             except StopIteration:
-                action = Say(self.rng.choice(self._anything_else))
+                action = Say(self._pick(self._anything_else))
         self._asked = isinstance(action, Say) and action.asks
         if isinstance(action, Call):
             # an answer to the user's behaviour waits for the next words: some chat templates
@@ -361,9 +367,9 @@ class ScriptedAgent:
             found_nothing = ""
             if verify and self._misstate is not None and self._has(self._misstate.value or ""):
                 yield from self._wrong_lookup(self._misstate)
-                found_nothing = self.rng.choice(NOT_FOUND)
+                found_nothing = self._pick(NOT_FOUND)
             aside, self._aside = self._aside, ""
-            yield Say(realise([prefix, aside, found_nothing, self.rng.choice(self.domain.identity.asks)]), asks=True)
+            yield Say(realise([prefix, aside, found_nothing, self._pick(self.domain.identity.asks)]), asks=True)
             prefix = ""
         if not verify:
             return
@@ -375,7 +381,7 @@ class ScriptedAgent:
     def _run(self) -> Script:
         skip = self._is(FaultKind.skipped_authentication)
         self._skipping = skip
-        prefix = self.rng.choice(GREET)
+        prefix = self._pick(GREET)
         if skip:
             self._spent = True
             if self.form in ("asked_not_verified", "failed_lookup_ignored"):
@@ -390,7 +396,7 @@ class ScriptedAgent:
             if self._ended:
                 return
         while True:
-            yield Say(self.rng.choice(self._anything_else))
+            yield Say(self._pick(self._anything_else))
 
     def _wrong_lookup(self, step: DisclosureStep) -> Script:
         """The identity lookup with the detail as the user said it (``wrong_detail``): it finds
@@ -476,7 +482,7 @@ class ScriptedAgent:
             yield Call(call.name, call.arguments)
         spec = self.domain.instructions.get(call.name)
         args = {k: str(v) for k, v in call.arguments.items()}
-        text = (render(spec.asks, args, self.rng) if spec else None) or \
+        text = (render(spec.asks, args, self._words) if spec else None) or \
             f"Could you please use {call.name.replace('_', ' ')} on your device?"
         yield Say(text)
 
@@ -499,7 +505,7 @@ class ScriptedAgent:
             yield from self._late_auth()
         if write is not None and self._is(FaultKind.premature_end, w, "before_slots"):
             self._spent = self._ended = True
-            yield End(self.rng.choice(GOODBYE))
+            yield End(self._pick(GOODBYE))
             return
         while True:
             spec: IntentSpec = self.domain.intents[kind]
@@ -516,8 +522,8 @@ class ScriptedAgent:
             missing = [s for s in spec.slots if s not in said]
             if missing:
                 slot: SlotSpec = self.domain.slots[missing[0]]
-                ack = self.rng.choice(ACK)
-                yield Say(realise(["" if self._aside else ack, self.rng.choice(slot.questions)]), asks=True)
+                ack = self._pick(ACK)
+                yield Say(realise(["" if self._aside else ack, self._pick(slot.questions)]), asks=True)
                 continue
             slots = self._slots(k)
             if write is None:
@@ -525,7 +531,7 @@ class ScriptedAgent:
                 return
             if self._is(FaultKind.premature_end, w, "goodbye_before_write"):
                 self._spent = self._ended = True
-                yield End(self.rng.choice(GOODBYE))
+                yield End(self._pick(GOODBYE))
                 return
             if self._is(FaultKind.premature_end, w, "transfer"):
                 self._spent = self._ended = True
@@ -546,7 +552,7 @@ class ScriptedAgent:
             if self._is(FaultKind.premature_end, w, "after_confirmation", "promise_then_end"):
                 self._spent = self._ended = True
                 bank = DONE_BYE if self.form == "after_confirmation" else PROMISE
-                yield End(self.rng.choice(bank).format(action=action))
+                yield End(self._pick(bank).format(action=action))
                 return
             yield from self._write(k, w, write, kind, spec, slots, text)
             return
@@ -556,11 +562,11 @@ class ScriptedAgent:
         showed are named (``Domain.candidates``) in the domain's words (``SlotSpec.clarify``)."""
         shown = self.domain.candidates(slot, words, tuple(self.observed))
         spec: SlotSpec = self.domain.slots[slot]
-        ack = "" if self._aside else self.rng.choice(ACK)
+        ack = "" if self._aside else self._pick(ACK)
         if spec.clarify and len(shown) > 1:
             names = ", ".join(shown[:-1]) + f" and {shown[-1]}"
-            return realise([ack, self.rng.choice(spec.clarify).format(candidates=names)])
-        return realise([ack, "More than one could be the one you mean.", self.rng.choice(spec.questions)])
+            return realise([ack, self._pick(spec.clarify).format(candidates=names)])
+        return realise([ack, "More than one could be the one you mean.", self._pick(spec.questions)])
 
     def _action(self, kind: str, spec: IntentSpec, slots: dict[str, str],
                 facts: dict[str, str] | None = None) -> str:
@@ -569,7 +575,7 @@ class ScriptedAgent:
                   **{s: second_person(v) for s, v in slots.items()}}
         for slot in spec.slots:  # a slot the user left out (an optional reason) reads as nothing
             values.setdefault(slot, "")
-        return render(spec.actions, values, self.rng) or spec.actions[0].format_map(
+        return render(spec.actions, values, self._words) or spec.actions[0].format_map(
             {k: values.get(k, "") for k in fields_of(spec.actions[0])})
 
     def _found(self, kind: str, spec: IntentSpec, slots: dict[str, str]) -> str:
@@ -578,26 +584,26 @@ class ScriptedAgent:
         if not spec.found:
             return ""
         values = {**self._facts(kind, slots).values, **{s: second_person(v) for s, v in slots.items()}}
-        return render(spec.found, values, self.rng) or ""
+        return render(spec.found, values, self._words) or ""
 
     def _confirmation(self, found: str, action: str) -> str:
         """The confirmation request of ``action``, after what the agent ``found`` if anything
         (then without an opener of its own, unless the wording is not the agent's own)."""
         bank = CONFIRM_AFTER_FOUND if found and self._confirm is CONFIRM else self._confirm
-        return f"{found} {self.rng.choice(bank).format(action=action)}".lstrip()
+        return f"{found} {self._pick(bank).format(action=action)}".lstrip()
 
     def _unconfirmed(self, k: int, kind: str, spec: IntentSpec, slots: dict[str, str],
                      action: str) -> Generator[Action, Message, str | None]:
         """The unconfirmed write's lead-in; returns words to say with the write itself."""
         if self.form == "announced":
-            return self.rng.choice(ANNOUNCE).format(action=action)
+            return self._pick(ANNOUNCE).format(action=action)
         if self.form == "write_before_answer":
-            return self.rng.choice(self._confirm).format(action=action)
+            return self._pick(self._confirm).format(action=action)
         if self.form == "other_question":
             intent = self.bp.user.intents[k]
             slot = next(s for s in spec.slots if s in self.domain.slots
                         and (intent.slots.get(s) or self.bp.user.fact(f"{k}.{s}")))
-            yield Say(self.rng.choice(self.domain.slots[slot].questions))
+            yield Say(self._pick(self.domain.slots[slot].questions))
         elif self.form == "different_target":
             facts = self._facts(kind, slots)
             values = dict(facts.values)
@@ -622,8 +628,8 @@ class ScriptedAgent:
                 text = None
                 error = getattr(result, "content", "")
                 rule = error_rule(self.domain, error) or "that is not something I can do."
-                apology = self.rng.choice(APOLOGY).format(rule=rule, rule_lower=rule[:1].lower() + rule[1:])
-                reply = yield Say(apology + " " + self.rng.choice(self._confirm).format(
+                apology = self._pick(APOLOGY).format(rule=rule, rule_lower=rule[:1].lower() + rule[1:])
+                reply = yield Say(apology + " " + self._pick(self._confirm).format(
                     action=self._action(kind, spec, slots)))
                 del reply  # the user's answer to the re-confirmation: the oracle's write follows
         arguments = call.arguments
@@ -647,8 +653,8 @@ class ScriptedAgent:
         values = {**{s: second_person(v) for s, v in slots.items()}, **facts.values}
         for slot in spec.slots:
             values.setdefault(slot, "")
-        anything = self.rng.choice(self._anything_else)
-        text = render(spec.reports, values, self.rng) or self.rng.choice(self.domain.bare_reports)
+        anything = self._pick(self._anything_else)
+        text = render(spec.reports, values, self._words) or self._pick(self.domain.bare_reports)
         if self._is(FaultKind.missing_output, k):
             self._spent = True
             outputs = [o.key for o in self.bp.ground_truth.outputs if o.intent == k]
@@ -656,7 +662,7 @@ class ScriptedAgent:
                 yield Say(anything)
                 return
             if self.form == "delayed":
-                yield Say(self.rng.choice(HOLD))
+                yield Say(self._pick(HOLD))
             elif self.form in ("vague_value", "rounded"):
                 for key in outputs:
                     value = values.get(key, "")
@@ -667,7 +673,7 @@ class ScriptedAgent:
                     elif self.form == "vague_value":
                         text = text.replace("$" + value, VAGUE_MONEY).replace(value, VAGUE_TEXT)
             else:
-                text = self.rng.choice(self.domain.bare_reports)
+                text = self._pick(self.domain.bare_reports)
         elif self._is(FaultKind.misstatement, k):
             self._spent = True
             text = self._misstated(kind, spec, slots, values, facts.entity, write_at) or text
@@ -681,7 +687,7 @@ class ScriptedAgent:
         key, wrong = found[self.form]
         if self.form == "omitted_unavailability":
             for _ in range(10):
-                text = render(spec.reports, values, self.rng, need=key) or ""
+                text = render(spec.reports, values, self._words, need=key) or ""
                 kept = [s for s in split_sentences(text) if values[key] not in s]
                 if kept and len(kept) < len(split_sentences(text)):
                     return " ".join(kept)

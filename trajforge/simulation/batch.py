@@ -76,7 +76,7 @@ def build_player(config: RunConfig, ctx: SimulationContext) -> EpisodePlayer:
             return llm_agent(episode)
         if rewritten is not None:
             return rewritten(episode)
-        return scripted_agents(episode)
+        return scripted_agents(episode, sim.agent_phrasing)
 
     return EpisodePlayer(blueprint_domain, make_agent, make_user,
                          EpisodeLimits(sim.max_turns, sim.max_steps_per_turn), run_id=config.run_id(),

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from trajforge.environments.base import Domain, Environment
 from trajforge.schemas.blueprint import TaskBlueprint
-from trajforge.schemas.config import ModelConfig, RewriteConfig, UserSimulatorConfig
+from trajforge.schemas.config import AgentPhrasing, ModelConfig, RewriteConfig, UserSimulatorConfig
 from trajforge.schemas.trajectory import EpisodeSpec, Fault, Trajectory
 from trajforge.simulation.agents import ScriptedAgent
 from trajforge.simulation.runner import AgentPolicy, EpisodeLimits, UserPolicy, run_episode
@@ -48,10 +48,12 @@ def user_seed(seed: int) -> int:
 
 
 def scripted_agent(blueprint: TaskBlueprint, domain: Domain, seed: int,
-                   fault: Fault | None = None, wording: Wording | None = None) -> ScriptedAgent:
+                   fault: Fault | None = None, wording: Wording | None = None,
+                   phrasing: AgentPhrasing = "varied") -> ScriptedAgent:
     """The scripted oracle (or, with ``fault``, the fault-injecting agent) of an episode;
-    ``wording``: its dialogue acts' phrasings (``simulation.wording``; default its own)."""
-    return ScriptedAgent(blueprint, domain, random.Random(seed), fault, wording)
+    ``wording``: its dialogue acts' phrasings (``simulation.wording``; default its own);
+    ``phrasing``: ``simulation.agent_phrasing``."""
+    return ScriptedAgent(blueprint, domain, random.Random(seed), fault, wording, plain=phrasing == "plain")
 
 
 def scripted_user(blueprint: TaskBlueprint, domain: Domain, seed: int,
@@ -90,9 +92,10 @@ AgentFactory = Callable[[EpisodeContext], AgentPolicy]
 UserFactory = Callable[[EpisodeContext], UserPolicy]
 
 
-def scripted_agents(episode: EpisodeContext) -> AgentPolicy:
-    """Agent factory: the scripted agent, faulty when the job carries a fault."""
-    return scripted_agent(episode.blueprint, episode.domain, episode.seed, episode.fault)
+def scripted_agents(episode: EpisodeContext, phrasing: AgentPhrasing = "varied") -> AgentPolicy:
+    """Agent factory: the scripted agent, faulty when the job carries a fault (``phrasing``:
+    ``simulation.agent_phrasing``; bind it with ``functools.partial``)."""
+    return scripted_agent(episode.blueprint, episode.domain, episode.seed, episode.fault, phrasing=phrasing)
 
 
 def scripted_users(episode: EpisodeContext) -> UserPolicy:

@@ -96,13 +96,15 @@ def fields_of(template: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
-def render(templates: Sequence[str], values: dict[str, str], rng: random.Random,
+def render(templates: Sequence[str], values: dict[str, str], rng: random.Random | None,
             need: str | None = None, any_of: Sequence[str] = ()) -> str | None:
     """One of the templates whose placeholders are all known (that uses ``need``, and one of
-    ``any_of`` when given)."""
+    ``any_of`` when given): drawn with ``rng``, or without one the first."""
     usable = [t for t in templates if fields_of(t) <= values.keys() and (need is None or need in fields_of(t))
               and (not any_of or fields_of(t) & set(any_of))]
-    return rng.choice(usable).format(**values) if usable else None
+    if not usable:
+        return None
+    return (rng.choice(usable) if rng is not None else usable[0]).format(**values)
 
 
 def _shape(value: str) -> re.Pattern[str] | None:
