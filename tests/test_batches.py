@@ -6,6 +6,9 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from trajforge.config import load_config
 from trajforge.simulation.worker_state import SimulationContext, config_domain, process_context
@@ -109,3 +112,40 @@ def test_batches_on_two_threads_share_the_process_gate(tmp_path: Path) -> None:
     assert starts == ["a"] * 7 + ["b"] * 7  # first come, first played
     # the first "b" episodes start in the slots the last "a" one leaves free, while it plays
     assert events[7][2] == 1 and events[8][1] == 3
+
+
+def test_each_episode_is_checked_as_it_ends_with_the_verdicts_of_a_whole_batch_check(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 21: a batch's checks run as its episodes end (on the episode loop), not all at once
+    after the last one, and give exactly what checking the whole batch afterwards gives."""
+    import time
+
+    from trajforge.generators.batch import generate_batch
+    from trajforge.simulation import batch as simulation_batch
+    from trajforge.simulation.episodes import EpisodePlayer
+    from trajforge.verifiers.batch import verify_batch
+
+    config = load_config(None, {"store.out": str(tmp_path), "generation.n_blueprints": 12,
+                                "simulation.concurrency": 4})
+    checked_at: list[float] = []
+    ended_at: list[float] = []
+    real_check, real_play = simulation_batch.verify_episode, EpisodePlayer.play
+
+    def check(*args: Any) -> Any:
+        checked_at.append(time.perf_counter())
+        return real_check(*args)
+
+    async def play(self: EpisodePlayer, job: Any) -> Any:
+        played = await real_play(self, job)
+        ended_at.append(time.perf_counter())
+        return played
+
+    monkeypatch.setattr(simulation_batch, "verify_episode", check)
+    monkeypatch.setattr(EpisodePlayer, "play", play)
+    generated = generate_batch(config, 0, 12, None)
+    with process_context(config) as ctx:
+        simulated = simulation_batch.simulate_batch(config, generated.blueprints, generated.stop, ctx)
+    assert len(checked_at) == len(ended_at) == len(simulated.trajectories) >= 20
+    assert min(checked_at) < max(ended_at)  # the first episode was checked before the last ended
+    whole = verify_batch(config, simulated.trajectories, generated.blueprints)
+    assert [v.model_dump() for v in simulated.verdicts] == [v.model_dump() for v in whole]

@@ -63,9 +63,11 @@ def module_closure(entry: str, within: tuple[str, ...] = ("trajforge",)) -> tupl
     return tuple(sorted(set(seen.values())))
 
 
-def domain_sources(domain: str) -> tuple[Path, ...]:
-    """The source files of the package that holds the domain (a plug-in's, or a built-in's)."""
-    module = sys.modules[load_domain_class(domain).__module__]
+def domain_sources(domain: str | type) -> tuple[Path, ...]:
+    """The source files of the package that holds the domain (a plug-in's, or a built-in's):
+    ``domain`` is its registered name or its class (also one no entry point names, such as a
+    plug-in under ``trajforge domains check``)."""
+    module = sys.modules[(load_domain_class(domain) if isinstance(domain, str) else domain).__module__]
     origin = Path(module.__file__ or "")
     return tuple(sorted(origin.parent.rglob("*.py"))) if module.__package__ else (origin,)
 

@@ -48,7 +48,6 @@ def play_and_verify(domain: Domain, blueprints: list[TaskBlueprint],
     from trajforge.schemas.config import RunConfig, SimulationConfig
     from trajforge.simulation.batch import simulate_batch
     from trajforge.simulation.worker_state import SimulationContext
-    from trajforge.verifiers import verify
 
     config = RunConfig(simulation=SimulationConfig(agents=("oracle", "faulty")))
     for start in range(0, len(blueprints), chunk):
@@ -59,9 +58,11 @@ def play_and_verify(domain: Domain, blueprints: list[TaskBlueprint],
         finally:
             ctx.close()
         by_id = {bp.id: bp for bp in part}
+        checked: dict[str, dict[str, Verdict]] = {}
+        for verdict in simulated.verdicts:  # checked as each episode ended
+            checked.setdefault(verdict.trajectory_id, {})[verdict.check] = verdict
         for trajectory in simulated.trajectories:
-            bp = by_id[trajectory.blueprint_id]
-            yield Played(bp, trajectory, {v.check: v for v in verify(trajectory, bp, domain)})
+            yield Played(by_id[trajectory.blueprint_id], trajectory, checked[trajectory.id])
 
 
 def undeclared(domain: Domain) -> list[str]:

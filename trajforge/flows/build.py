@@ -2,8 +2,9 @@
 
 One ``build-batch`` task per batch ``[start, stop)`` (``store.shard_size`` blueprints) runs the
 stage tasks in turn on the worker that got it: ``generate-validate`` (the generator, or the LLM
-proposer) -> ``simulate`` -> ``verify`` -> ``judge`` (only with ``verification.judge``) ->
-``write``; the data stays in that worker's memory and its Parquet files are written there.
+proposer) -> ``simulate`` (which checks each episode as it ends: ``simulation/batch.py``) ->
+``judge`` (only with ``verification.judge``) -> ``write``; the data stays in that worker's memory
+and its Parquet files are written there.
 Scripted and model-backed builds take this same path: model-backed stages run on the worker
 thread's ``SimulationContext`` (its event loop and litellm gateway) and spend from the build
 invocation's budget (``simulation/worker_state.py``). When the budget runs out, no new episode
@@ -47,7 +48,6 @@ from trajforge.flows.runners import batches_ahead, check_runner, make_task_runne
 from trajforge.flows.runtime import check_configured_server, prefect_runtime, results_dir, room_needed
 from trajforge.generators.batch import GeneratedBatch, generate_batch
 from trajforge.schemas.config import RunConfig
-from trajforge.schemas.trajectory import Verdict
 from trajforge.simulation.batch import SimulatedBatch, simulate_batch
 from trajforge.simulation.worker_state import SimulationContext, concurrency_share, process_context
 from trajforge.sources import domain_sources, module_closure, source_digest
@@ -64,7 +64,7 @@ from trajforge.store.lock import MIN_FREE_BYTES, build_lock, check_room
 from trajforge.store.rows import batch_rows, batch_tables, summarize_batch
 from trajforge.store.runs import BatchSummary
 from trajforge.store.shards import ShardRecord
-from trajforge.verifiers.batch import JudgedBatch, judge_batch, verify_batch
+from trajforge.verifiers.batch import JudgedBatch, judge_batch
 
 Progress = Callable[[BatchSummary], None]
 
@@ -102,12 +102,6 @@ def generate_validate(config: RunConfig, start: int, stop: int, invocation: str 
 def simulate(config: RunConfig, generated: Any, invocation: str = "") -> SimulatedBatch:
     with _context(config, invocation) as ctx:
         return simulate_batch(config, generated.blueprints, generated.stop, ctx)
-
-
-@task(name="verify", cache_policy=NO_CACHE, persist_result=False,
-      retry_condition_fn=retry_transient)
-def verify(config: RunConfig, trajectories: Any, blueprints: Any) -> list[Verdict]:
-    return verify_batch(config, trajectories, blueprints)
 
 
 @task(name="judge", cache_policy=NO_CACHE, persist_result=False,
@@ -156,8 +150,7 @@ def build_batch(config: RunConfig, run_id: str, start: int, stop: int, code_vers
     began = time.perf_counter()
     generated = generate_validate.with_options(retries=retries)(config, start, stop, invocation)
     simulated = simulate.with_options(retries=retries)(config, quote(generated), invocation)
-    verdicts = verify.with_options(retries=retries)(config, quote(simulated.trajectories),
-                                                    quote(generated.blueprints))
+    verdicts = simulated.verdicts  # each episode checked as it ended
     judged = None
     if config.verification.judge is not None:
         judged = judge.with_options(retries=retries)(config, quote(simulated.trajectories),

@@ -8,22 +8,28 @@ their first divergent message is the fault itself (what a preference pair needs,
 When the budget stops new episodes, only the blueprints below the first one with an unstarted
 episode are kept (``SimulatedBatch.stop``), so the manifest's ranges stay exact and a resumed
 run finishes the rest.
+
+Each episode is checked as soon as it ends (``verifiers.batch.verify_episode``, on the episode
+loop), not the whole batch after its last episode: in a model-backed build the next batch's
+episodes share the process, and a batch's worth of checks run at once held the interpreter
+long enough to leave the model server's slots idle (issue 21).
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.config import RunConfig
 from trajforge.schemas.ids import hash_seed
-from trajforge.schemas.trajectory import Trajectory
+from trajforge.schemas.trajectory import Trajectory, Verdict
 from trajforge.simulation.episodes import (
     AgentFactory,
     EpisodeContext,
     EpisodeJob,
     EpisodePlayer,
+    PlayedEpisode,
     UserFactory,
     llm_agents,
     llm_users,
@@ -34,6 +40,7 @@ from trajforge.simulation.episodes import (
 from trajforge.simulation.faults import choose_fault
 from trajforge.simulation.runner import AgentPolicy, EpisodeLimits
 from trajforge.simulation.worker_state import SimulationContext, blueprint_domain
+from trajforge.verifiers.batch import verify_episode
 
 
 @dataclass
@@ -47,6 +54,7 @@ class SimulatedBatch:
     stop: int
     discarded_usd: float = 0.0
     budget_stopped: bool = False
+    verdicts: list[Verdict] = field(default_factory=list)  # the kept trajectories', in their order
 
 
 def episode_seed(blueprint_id: str, slot: int, agent: str) -> int:
@@ -87,7 +95,7 @@ def build_player(config: RunConfig, ctx: SimulationContext) -> EpisodePlayer:
 def simulate_batch(config: RunConfig, blueprints: list[TaskBlueprint], stop: int,
                    ctx: SimulationContext) -> SimulatedBatch:
     """One episode per blueprint per configured agent, in blueprint then agent order, for a batch
-    of blueprint indices that ends at ``stop``."""
+    of blueprint indices that ends at ``stop``, each with its checks' verdicts."""
     sim = config.simulation
     jobs: list[EpisodeJob[None]] = []
     skipped_at: list[int] = []  # blueprint index of each skipped faulty episode
@@ -102,17 +110,24 @@ def simulate_batch(config: RunConfig, blueprints: list[TaskBlueprint], stop: int
                     continue
             twin = sim.agents[:slot].count(kind)
             jobs.append(EpisodeJob(bp, episode_seed(bp.id, twin, "episode"), fault, agent=kind))
+
+    def checked(episode: PlayedEpisode[None]) -> tuple[Trajectory, list[Verdict]]:
+        return episode.trajectory, verify_episode(config, episode.trajectory, episode.job.blueprint)
+
     played = ctx.run(build_player(config, ctx).play_all(
-        jobs, lambda p: p.trajectory, may_start=lambda: not ctx.exhausted(), gate=ctx.gate))
+        jobs, checked, may_start=lambda: not ctx.exhausted(), gate=ctx.gate))
     unstarted = {job.blueprint.provenance.index for job, p in zip(jobs, played, strict=True) if p is None}
     stop = min(unstarted) if unstarted else stop
     kept: list[Trajectory] = []
+    verdicts: list[Verdict] = []
     discarded = 0.0
-    for job, trajectory in zip(jobs, played, strict=True):
+    for job, result in zip(jobs, played, strict=True):
+        if result is None:
+            continue
         if job.blueprint.provenance.index >= stop:
-            if trajectory is not None:
-                discarded += trajectory.cost_usd or 0.0
-        elif trajectory is not None:
-            kept.append(trajectory)
+            discarded += result[0].cost_usd or 0.0
+        else:
+            kept.append(result[0])
+            verdicts += result[1]
     skipped = sum(index < stop for index in skipped_at)
-    return SimulatedBatch(kept, skipped, stop, discarded, budget_stopped=bool(unstarted))
+    return SimulatedBatch(kept, skipped, stop, discarded, budget_stopped=bool(unstarted), verdicts=verdicts)

@@ -48,7 +48,7 @@ from trajforge.store.lock import SpaceReserve, build_lock
 from trajforge.store.rows import batch_rows, batch_tables, summarize_batch
 from trajforge.store.runs import BatchSummary, finish_record, record_batch_spend, start_record, write_run_record
 from trajforge.store.shards import RunStore, ShardRecord
-from trajforge.verifiers.batch import judge_batch, verify_batch
+from trajforge.verifiers.batch import judge_batch
 
 if TYPE_CHECKING:
     from trajforge.simulation.llm import Budget
@@ -120,7 +120,7 @@ def process_batch(config: RunConfig, start: int, stop: int,
     began = time.perf_counter()
     generated = generate_batch(config, start, stop, ctx)
     simulated = simulate_batch(config, generated.blueprints, generated.stop, ctx)
-    verdicts = verify_batch(config, simulated.trajectories, generated.blueprints)
+    verdicts = simulated.verdicts
     judged = judge_batch(config, simulated.trajectories, verdicts, generated.blueprints, ctx)
     rows = batch_rows(config, generated, simulated, verdicts, judged)
     return rows, summarize_batch(generated, simulated, verdicts, time.perf_counter() - began, judged)

@@ -24,19 +24,21 @@ class JudgedBatch:
     cost_usd: float | None = 0.0
 
 
+def verify_episode(config: RunConfig, trajectory: Trajectory, blueprint: TaskBlueprint) -> list[Verdict]:
+    """The configured checks on one trajectory in its blueprint's domain, each verdict with the
+    verifier version of the code and checks that made it. The build runs it as each episode
+    ends (``simulation.batch.simulate_batch``), so a batch's checks are spread over its episodes
+    rather than run all at once when the last one finishes."""
+    checks = list(CHECKS if config.verification.checks is None else config.verification.checks)
+    domain = blueprint_domain(blueprint)
+    return stamped(verify(trajectory, blueprint, domain, checks), verifier_version(type(domain), checks))
+
+
 def verify_batch(config: RunConfig, trajectories: list[Trajectory],
                  blueprints: list[TaskBlueprint]) -> list[Verdict]:
-    """The configured checks on every trajectory in its blueprint's domain, in trajectory
-    order, each verdict with the verifier version of the code and checks that made it."""
+    """``verify_episode`` on every trajectory, in trajectory order."""
     by_id = {bp.id: bp for bp in blueprints}
-    checks = list(CHECKS if config.verification.checks is None else config.verification.checks)
-    verdicts: list[Verdict] = []
-    for trajectory in trajectories:
-        blueprint = by_id[trajectory.blueprint_id]
-        domain = blueprint_domain(blueprint)
-        version = verifier_version(domain.name, checks)
-        verdicts.extend(stamped(verify(trajectory, blueprint, domain, checks), version))
-    return verdicts
+    return [v for t in trajectories for v in verify_episode(config, t, by_id[t.blueprint_id])]
 
 
 def judge_batch(config: RunConfig, trajectories: list[Trajectory], verdicts: list[Verdict],

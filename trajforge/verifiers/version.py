@@ -24,12 +24,13 @@ _COVERED = ("trajforge.verifiers", "trajforge.environments")
 
 
 @cache
-def _code_digest(domain: str) -> str:
+def _code_digest(domain: str | type) -> str:
     return source_digest(module_closure(_ENTRY, _COVERED) + domain_sources(domain))
 
 
-def verifier_version(domain: str, checks: Sequence[str]) -> str:
-    """``vf_`` and 16 hex digits: the checks' code, the domain's package and the check names."""
+def verifier_version(domain: str | type, checks: Sequence[str]) -> str:
+    """``vf_`` and 16 hex digits: the checks' code, the domain's package (``domain``: its name or
+    its class, as ``sources.domain_sources`` takes it) and the check names."""
     digest = hashlib.sha256(_code_digest(domain).encode())
     digest.update(("\0".join(checks)).encode())
     return "vf_" + digest.hexdigest()[:16]
