@@ -51,7 +51,7 @@ class HeldoutConfig(BaseModel):
     split: str = "test"
     limit: int = Field(16, ge=1)
     max_turns: int = Field(8, ge=1)
-    max_steps_per_turn: int = Field(4, ge=1)
+    max_steps_per_turn: int = Field(6, ge=1, description="as RolloutConfig.max_steps_per_turn")
     max_new_tokens: int = Field(96, ge=1)
     batch_size: int = Field(16, ge=1)
 
