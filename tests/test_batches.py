@@ -92,8 +92,13 @@ def test_batches_on_two_threads_share_the_process_gate(tmp_path: Path) -> None:
 
     with process_context(config) as ctx:
         player = Timed(lambda bp: ctx.domain, concurrency=99)
-        batches = {name: [EpisodeJob(None, i, None, agent=name) for i in range(7)]  # type: ignore[arg-type]
-                   for name in ("a", "b")}
+        from types import SimpleNamespace
+
+        def blueprint(index: int) -> object:  # all the gate reads of a blueprint: its index
+            return SimpleNamespace(provenance=SimpleNamespace(index=index))
+
+        batches = {name: [EpisodeJob(blueprint(7 * k + i), i, None, agent=name)  # type: ignore[arg-type]
+                          for i in range(7)] for k, name in enumerate(("a", "b"))}
         results: dict[str, list[object]] = {}
 
         def batch(name: str) -> None:

@@ -31,6 +31,7 @@ from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.config import AgentPhrasing, ModelConfig, RewriteConfig, UserSimulatorConfig
 from trajforge.schemas.trajectory import EpisodeSpec, Fault, Trajectory
 from trajforge.simulation.agents import ScriptedAgent
+from trajforge.simulation.gate import OrderedGate
 from trajforge.simulation.runner import AgentPolicy, EpisodeLimits, UserPolicy, run_episode
 from trajforge.simulation.user import ScriptedUser
 from trajforge.simulation.wording import Wording
@@ -194,18 +195,19 @@ class EpisodePlayer:
 
     async def play_all(self, jobs: Sequence[EpisodeJob[Tag]], on_done: Callable[[PlayedEpisode[Tag]], Out],
                        may_start: Callable[[], bool] | None = None,
-                       gate: asyncio.Semaphore | None = None) -> list[Out | None]:
+                       gate: OrderedGate | None = None) -> list[Out | None]:
         """Every job, at most ``concurrency`` at once, or as many as ``gate`` lets in when one is
         given (a gate shared with other callers on the same loop: jobs wait for it in the order
-        they were submitted, so an earlier batch's episodes go first and a later one's fill the
-        slots its tail frees). ``on_done`` is called with each finished episode as it finishes,
+        of their blueprints' indices, so an earlier batch's episodes go first, whichever batch
+        reached the gate first, and a later one's fill the slots its tail frees; ``simulation.gate``).
+        ``on_done`` is called with each finished episode as it finishes,
         and what it returns is that job's result (results in job order; only those are kept, so
         an episode's agent and user are freed as soon as it ends). ``may_start`` is asked before
         each episode starts: a spent budget says no, and that job's result is ``None``."""
-        gate = gate or asyncio.Semaphore(self.concurrency)
+        gate = gate or OrderedGate(self.concurrency)
 
         async def one(job: EpisodeJob[Tag]) -> Out | None:
-            async with gate:
+            async with gate.place(job.blueprint.provenance.index):
                 if may_start is not None and not may_start():
                     return None
                 played = await self.play(job)

@@ -11,8 +11,9 @@
   own (the gateway's HTTP clients are bound to the loop that made them), one gate of the process's
   share of the concurrency, and, when a role is model-backed, the gateway and the invocation's
   budget. Every batch the process runs at once, on whichever of its threads, plays its episodes on
-  that one loop through that one gate: when one batch's last episodes finish, the next batch's
-  are already waiting for their slots, so a model server never idles at a batch boundary.
+  that one loop through that one gate (``simulation.gate``, which admits them by blueprint index:
+  an earlier batch first): when one batch's last episodes finish, the next batch's are already
+  waiting for their slots, so a model server never idles at a batch boundary.
 
 A forked worker starts with no contexts or budgets (its parent's event loops and their file
 descriptors are not the child's to use); it keeps the domains, which are read-only templates.
@@ -33,6 +34,7 @@ from trajforge.environments.base import Domain
 from trajforge.environments.registry import load_domain
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.config import RunConfig
+from trajforge.simulation.gate import OrderedGate
 
 if TYPE_CHECKING:
     from trajforge.simulation.llm import Budget, Gateway
@@ -105,7 +107,7 @@ class SimulationContext:
         self.loop = asyncio.new_event_loop()
         sim = config.simulation
         self.concurrency = max(1, -(-sim.concurrency // share))
-        self.gate = asyncio.Semaphore(self.concurrency)  # binds to the loop on first use
+        self.gate = OrderedGate(self.concurrency)  # binds to the loop on first use
         self.budget: Budget | None = None
         self.gateway: Gateway | None = None
         self.closed = False

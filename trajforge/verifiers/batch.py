@@ -69,7 +69,7 @@ async def _judge_all(judged: list[tuple[Trajectory, list[Verdict]]], blueprints:
     ledgers: list[EpisodeLedger] = []
 
     async def one(trajectory: Trajectory, base: list[Verdict]) -> list[Verdict]:
-        async with gate:
+        async with gate.place():
             ledger = EpisodeLedger.starting_now(config.simulation.gateway.episode_timeout_s)
             ledgers.append(ledger)
             blueprint = blueprints[trajectory.blueprint_id]
