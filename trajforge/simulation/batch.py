@@ -11,8 +11,8 @@ run finishes the rest.
 
 Each episode is checked as soon as it ends (``verifiers.batch.verify_episode``, on the episode
 loop), not the whole batch after its last episode: in a model-backed build the next batch's
-episodes share the process, and a batch's worth of checks run at once held the interpreter
-long enough to leave the model server's slots idle (issue 21).
+episodes share the process, and a 250-episode batch's checks were about 0.8 s of CPU in one burst
+beside them at every batch boundary (issue 21).
 """
 
 from __future__ import annotations
