@@ -3,7 +3,7 @@
 Measured, each in a fresh Python process, on an empty output folder:
 
 - ``direct``: ``trajforge.store.builds.run_build`` with one worker: the stage functions
-  (``generate_batch`` -> ``simulate_batch`` -> ``verify_batch`` -> rows -> shard files, committed)
+  (``generate_batch`` -> ``simulate_batch`` (checking each episode as it ends) -> rows -> shard files, committed)
   called in a loop over the batches, then the catalog refresh.
 - ``flow``: the ``build-dataset`` flow on the thread runner with one worker (the same
   concurrency), against a temporary local Prefect server (``flows/runtime.py``). The flow's wall

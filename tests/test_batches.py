@@ -128,7 +128,7 @@ def test_each_episode_is_checked_as_it_ends_with_the_verdicts_of_a_whole_batch_c
     from trajforge.generators.batch import generate_batch
     from trajforge.simulation import batch as simulation_batch
     from trajforge.simulation.episodes import EpisodePlayer
-    from trajforge.verifiers.batch import verify_batch
+    from trajforge.verifiers.batch import verify_episode
 
     config = load_config(None, {"store.out": str(tmp_path), "generation.n_blueprints": 12,
                                 "simulation.concurrency": 4})
@@ -152,5 +152,6 @@ def test_each_episode_is_checked_as_it_ends_with_the_verdicts_of_a_whole_batch_c
         simulated = simulation_batch.simulate_batch(config, generated.blueprints, generated.stop, ctx)
     assert len(checked_at) == len(ended_at) == len(simulated.trajectories) >= 20
     assert min(checked_at) < max(ended_at)  # the first episode was checked before the last ended
-    whole = verify_batch(config, simulated.trajectories, generated.blueprints)
+    by_id = {bp.id: bp for bp in generated.blueprints}
+    whole = [v for t in simulated.trajectories for v in verify_episode(config, t, by_id[t.blueprint_id])]
     assert [v.model_dump() for v in simulated.verdicts] == [v.model_dump() for v in whole]

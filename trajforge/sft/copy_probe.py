@@ -29,6 +29,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from typing import Any
 
 MIN_VALUE_CHARS = 2
@@ -118,11 +119,15 @@ def _leaves(value: Any) -> Iterator[str]:
         yield json.dumps(value)
 
 
+@lru_cache(maxsize=4096)
+def _whole(value: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w.])" + re.escape(value) + r"(?!\w|\.\d)")
+
+
 def _mention(value: str, text: str, start: int = 0, end: int | None = None) -> int:
     """Where ``text[start:end]`` first says ``value`` as a whole (not inside a longer word or
     number: "10" is not said by "$10.50"); -1 if it does not."""
-    pattern = re.compile(r"(?<![\w.])" + re.escape(value) + r"(?!\w|\.\d)")
-    match = pattern.search(text, start, len(text) if end is None else end)
+    match = _whole(value).search(text, start, len(text) if end is None else end)
     return match.start() if match else -1
 
 

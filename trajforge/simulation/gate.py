@@ -39,12 +39,8 @@ class OrderedGate:
         finally:
             self._release()
 
-    @property
-    def waiting(self) -> int:
-        return sum(not f.done() for _, _, f in self._waiting)
-
     async def _acquire(self, rank: int) -> None:
-        if self._free > 0 and not self.waiting:
+        if self._free > 0:  # a free place means no live waiter: ``_release`` hands it to one first
             self._free -= 1
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()

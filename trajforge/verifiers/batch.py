@@ -34,13 +34,6 @@ def verify_episode(config: RunConfig, trajectory: Trajectory, blueprint: TaskBlu
     return stamped(verify(trajectory, blueprint, domain, checks), verifier_version(type(domain), checks))
 
 
-def verify_batch(config: RunConfig, trajectories: list[Trajectory],
-                 blueprints: list[TaskBlueprint]) -> list[Verdict]:
-    """``verify_episode`` on every trajectory, in trajectory order."""
-    by_id = {bp.id: bp for bp in blueprints}
-    return [v for t in trajectories for v in verify_episode(config, t, by_id[t.blueprint_id])]
-
-
 def judge_batch(config: RunConfig, trajectories: list[Trajectory], verdicts: list[Verdict],
                 blueprints: list[TaskBlueprint], ctx: SimulationContext | None) -> JudgedBatch:
     """The checklist judge's verdicts on every trajectory (none without
