@@ -298,7 +298,8 @@ def _unconfirmed(d: RetailDomain, bp: TaskBlueprint, f: Fault, t: Trajectory, c:
         return bool(message.content) and _frame(message.content or "", CONFIRM)
     if f.form == "other_question":
         questions = {q for s in d.slots.values() for q in s.questions}
-        return not asked and (before[-1].content or "") in questions
+        # (after the words that take the request up, when the question is the intent's first message)
+        return not asked and any((before[-1].content or "").endswith(q) for q in questions)
     if f.form == "different_target":
         target = t.messages[i].tool_calls[0].parsed_arguments()["order_id"]  # type: ignore[index]
         ask = before[-1].content or ""

@@ -132,6 +132,11 @@ def test_sft_renders_with_real_model_chat_templates(default_export, template) ->
     ds = datasets.load_dataset("parquet", data_files=_files(folder, summary, "sft"), split="train")
     tokenizer = build_tokenizer(json.dumps(r["messages"]) for r in ds.select(range(20)))
     marked = re.search(r"{%-?\s*generation\s*-?%}", source) is not None
+    # some templates (Llama 3.1's) render only the call of a message that makes one, not its words
+    probe = [{"role": "user", "content": "hi"},
+             {"role": "assistant", "content": "PROBE words", "tool_calls": [
+                 {"type": "function", "function": {"name": "f", "arguments": {}}}]}]
+    keeps_call_words = "PROBE words" in tokenizer.apply_chat_template(probe, chat_template=source, tokenize=False)
     for row in ds.select(range(10)):
         out = tokenizer.apply_chat_template(row["messages"], tools=row["tools"], chat_template=source,
                                             tokenize=True, return_dict=True,
@@ -142,7 +147,8 @@ def test_sft_renders_with_real_model_chat_templates(default_export, template) ->
         for m in row["messages"]:
             for call in m.get("tool_calls", []):
                 assert json.dumps(call["function"]["arguments"], ensure_ascii=False) in text
-            if m["role"] in ("user", "tool") or (m["role"] == "assistant" and m.get("content")):
+            if m["role"] in ("user", "tool") or (m["role"] == "assistant" and m.get("content")
+                                                 and (keeps_call_words or not m.get("tool_calls"))):
                 # Llama 3.1 writes tool results through `tojson`, i.e. as a quoted JSON string
                 assert m["content"] in text or json.dumps(m["content"], ensure_ascii=False) in text
         if marked:

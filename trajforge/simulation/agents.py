@@ -25,7 +25,7 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from trajforge.environments.base import Domain, Observation, ReportFacts
+from trajforge.environments.base import Domain, Observation, ReportFacts, ToolKind
 from trajforge.environments.dialogue import is_affirmative
 from trajforge.environments.tasks import IntentSpec, SlotSpec
 from trajforge.generators.behaviours import misstated_lookups
@@ -171,6 +171,9 @@ class ScriptedAgent:
         self._expected = set(blueprint.user.behaviours)  # the user's behaviours not yet answered
         self._asked = False  # the last message asked the user for a fact
         self._aside = ""  # what to say first in the next message (``ON_BEHAVIOUR``)
+        self._taking = ""  # the request taken up (``IntentSpec.takes``), said in the next message
+        self._kinds: dict[int, str] = {}  # intent -> the kind being worked on
+        self._progressed: set[int] = set()  # intents whose work has been announced (``progress``)
         # intent -> its clarify step: the user's words fit several entities; ask which one
         self._clarify = {d.intent: d for d in blueprint.user.disclosure if d.action == "clarify"}
         # the identity detail the user will first give wrong (wrong_detail), until it is looked up
@@ -218,9 +221,22 @@ class ScriptedAgent:
             call = ToolCall(id=f"call_{next(self._ids):03d}", name=action.name,
                             arguments=action.raw if action.raw is not None else json.dumps(action.arguments))
             self._sent[call.id] = call
-            return AgentReply(AssistantMessage(content=action.text, tool_calls=(call,)))
-        text = realise([self._aside, action.text]) if self._aside else action.text
-        self._aside = ""
+            # the request is taken up in words said with a read; a write is confirmed (or, faulty,
+            # not) in words of its own, and an end says goodbye: neither takes anything up. While
+            # an answer to the user's behaviour waits, a read is made without words (what it is
+            # for is not said), so that answer comes first, in a message without a call
+            tool = self.domain.tools.get(call.name)
+            write = tool is not None and tool.kind is ToolKind.write
+            taking = self._taking if not (write or self._aside) else ""
+            text = realise([taking, action.text or ""]) if taking else action.text
+            if self._aside and not write:
+                text = None
+            if taking or write:
+                self._taking = ""
+            return AgentReply(AssistantMessage(content=text, tool_calls=(call,)))
+        taking = "" if isinstance(action, End) else self._taking
+        text = realise([self._aside, taking, action.text]) if self._aside or taking else action.text
+        self._aside = self._taking = ""
         return AgentReply(AssistantMessage(content=text), end=isinstance(action, End))
 
     def _behaviours_in_reply(self) -> list[Behaviour]:
@@ -368,8 +384,9 @@ class ScriptedAgent:
             if verify and self._misstate is not None and self._has(self._misstate.value or ""):
                 yield from self._wrong_lookup(self._misstate)
                 found_nothing = self._pick(NOT_FOUND)
-            aside, self._aside = self._aside, ""
-            yield Say(realise([prefix, aside, found_nothing, self._pick(self.domain.identity.asks)]), asks=True)
+            aside, taking, self._aside, self._taking = self._aside, self._taking, "", ""
+            yield Say(realise([prefix, aside, taking, found_nothing, self._pick(self.domain.identity.asks)]),
+                      asks=True)
             prefix = ""
         if not verify:
             return
@@ -382,6 +399,7 @@ class ScriptedAgent:
         skip = self._is(FaultKind.skipped_authentication)
         self._skipping = skip
         prefix = self._pick(GREET)
+        self._take(0)
         if skip:
             self._spent = True
             if self.form in ("asked_not_verified", "failed_lookup_ignored"):
@@ -397,6 +415,25 @@ class ScriptedAgent:
                 return
         while True:
             yield Say(self._pick(self._anything_else))
+
+    def _take(self, k: int) -> None:
+        """Intent ``k`` is taken up as the kind the user asked for: said in the next message."""
+        intent = self.bp.user.intents[k]
+        kind = intent.initial_kind or intent.kind
+        self._kinds[k] = kind
+        takes = self.domain.intents[kind].takes
+        self._taking = self._pick(takes) if takes else ""
+
+    def _progress(self, t: int) -> str | None:
+        """What to say with read ``t``: the work its intent is for, with the intent's first read
+        of the entity it is about (``IntentSpec.progress``)."""
+        call = self.bp.ground_truth.calls[t]
+        kind = self._kinds.get(call.intent)
+        if kind is None or call.intent in self._progressed or not set(call.needs) - {"identity"}:
+            return None
+        self._progressed.add(call.intent)
+        progress = self.domain.intents[kind].progress
+        return self._pick(progress) if progress else None
 
     def _wrong_lookup(self, step: DisclosureStep) -> Script:
         """The identity lookup with the detail as the user said it (``wrong_detail``): it finds
@@ -462,7 +499,7 @@ class ScriptedAgent:
                 if needs <= slots_ok | ({"identity"} if self._authed else set()):
                     self._pending.remove(t)
                     progressed = True
-                    yield from self._call(t)
+                    yield from self._call(t, text=self._progress(t))
                     if self._auth_later and self.form == "read_before_auth":
                         yield from self._late_auth()
 
@@ -497,6 +534,8 @@ class ScriptedAgent:
         intent = self.bp.user.intents[k]
         calls = self.bp.ground_truth.calls
         self._since[k] = 0 if k == 0 else len(self.heard) - 1
+        if k > 0:
+            self._take(k)
         kind = intent.initial_kind or intent.kind
         redirected = intent.initial_kind is None
         write = next((t for t in self._pending if calls[t].intent == k and calls[t].kind == "write"), None)
@@ -523,7 +562,8 @@ class ScriptedAgent:
             if missing:
                 slot: SlotSpec = self.domain.slots[missing[0]]
                 ack = self._pick(ACK)
-                yield Say(realise(["" if self._aside else ack, self._pick(slot.questions)]), asks=True)
+                yield Say(realise(["" if self._aside or self._taking else ack, self._pick(slot.questions)]),
+                          asks=True)
                 continue
             slots = self._slots(k)
             if write is None:
@@ -562,7 +602,7 @@ class ScriptedAgent:
         showed are named (``Domain.candidates``) in the domain's words (``SlotSpec.clarify``)."""
         shown = self.domain.candidates(slot, words, tuple(self.observed))
         spec: SlotSpec = self.domain.slots[slot]
-        ack = "" if self._aside else self._pick(ACK)
+        ack = "" if self._aside or self._taking else self._pick(ACK)
         if spec.clarify and len(shown) > 1:
             names = ", ".join(shown[:-1]) + f" and {shown[-1]}"
             return realise([ack, self._pick(spec.clarify).format(candidates=names)])
@@ -583,7 +623,7 @@ class ScriptedAgent:
         (``IntentSpec.found``); empty when the domain declares nothing or a value is unknown."""
         if not spec.found:
             return ""
-        values = {**self._facts(kind, slots).values, **{s: second_person(v) for s, v in slots.items()}}
+        values = {**{s: second_person(v) for s, v in slots.items()}, **self._facts(kind, slots).values}
         return render(spec.found, values, self._words) or ""
 
     def _confirmation(self, found: str, action: str) -> str:

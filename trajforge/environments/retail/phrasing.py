@@ -90,9 +90,22 @@ SLOTS: dict[str, SlotSpec] = {
     ),
 }
 
+# what the agent says as it takes a request up, and with its first read of the order or product
+# (``IntentSpec.takes`` / ``progress``); a cancellation that will be refused is, until the order is
+# read, a cancellation like any other
+TAKES_CANCEL = ("Happy to look into cancelling an order for you.", "Let's see about cancelling that order.",
+                "Sure, let's take a look at cancelling your order.", "A cancellation, understood.",
+                "Okay, we can look at cancelling an order.")
+PROGRESS_CANCEL = ("Let me pull up that order to see about cancelling it.",
+                   "Opening that order to look into the cancellation.",
+                   "Let me look at the order before we cancel anything.",
+                   "Checking the order you want to cancel.")
+
 INTENTS: dict[str, IntentSpec] = {
     "cancel_order": IntentSpec(
         "cancel_order", writes=True, core_slots=(), slots=("order", "reason"),
+        takes=TAKES_CANCEL,
+        progress=PROGRESS_CANCEL,
         found=("I see order {order_id}, and it is still {status}.",
                "Order {order_id} shows as {status}."),
         requests=("I need to cancel an order.", "Can you cancel one of my orders?", "I'd like to cancel my order.",
@@ -115,6 +128,11 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "modify_address": IntentSpec(
         "modify_address", writes=True, core_slots=(), slots=("order", "address"),
+        takes=("Happy to help you change where an order ships.", "Let's update the shipping address on that order.",
+               "Sure, a new delivery address for an order.", "Changing an order's shipping address, got it."),
+        progress=("Let me pull up the order to change its shipping address.",
+                  "I'll check the order before I change where it ships.",
+                  "Looking at the order whose address you want changed."),
         found=("I see order {order_id}, and it is still {status}.",
                "Order {order_id} is {status} at the moment."),
         requests=("I need to change the shipping address on an order.",
@@ -139,6 +157,11 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "modify_payment": IntentSpec(
         "modify_payment", writes=True, core_slots=(), slots=("order", "payment"),
+        takes=("Happy to help you switch the payment method on an order.", "Let's change how that order is paid.",
+               "Sure, a different payment method for an order.", "Paying an order another way, got it."),
+        progress=("Let me check the order to change how it's paid.",
+                  "I'll look at the order before switching its payment method.",
+                  "Pulling up the order whose payment you want changed."),
         found=("Order {order_id} is still {status}.",
                "I've found order {order_id}; it shows as {status}."),
         requests=("I'd like to pay for one of my orders with a different payment method.",
@@ -164,6 +187,10 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "modify_items": IntentSpec(
         "modify_items", writes=True, core_slots=("items", "option_name"),
+        takes=("Happy to help you change an item on an order.", "Let's swap that item for another version.",
+               "Sure, a different version of an item you ordered.", "Changing an item in an order, got it."),
+        progress=("Let me open the order to change the item.", "I'll look at the order before swapping the item.",
+                  "Checking the order with the item you want changed."),
         found=("Order {order_id} is still {status}.",
                "I see order {order_id}, currently {status}."),
         slots=("order", "items", "option"),
@@ -196,6 +223,10 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "return_items": IntentSpec(
         "return_items", writes=True, core_slots=("items",), slots=("order", "items", "payment"),
+        takes=("Happy to help you with a return.", "Let's get your return started.", "Sure, sending something back.",
+               "A return, understood."),
+        progress=("Let me look at the order for the return.", "Pulling up that order to set up the return.",
+                  "Checking the order you want to send items back from."),
         found=("I see order {order_id}, and it was {status}.",
                "Order {order_id} shows as {status}."),
         requests=("I want to return {items}.", "Can I send back {items}?", "I'd like a refund for {items}.",
@@ -215,6 +246,10 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "exchange_items": IntentSpec(
         "exchange_items", writes=True, core_slots=("items", "option_name"),
+        takes=("Happy to help you exchange an item.", "Let's sort out the exchange.",
+               "Sure, trading an item for another version.", "An exchange, understood."),
+        progress=("Let me check the order for the exchange.", "I'll open that order to set up the exchange.",
+                  "Looking at the order with the item you want to exchange."),
         found=("I see order {order_id}, and it was {status}.",
                "Order {order_id} shows as {status}."),
         slots=("order", "items", "option"),
@@ -244,6 +279,9 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "update_profile_address": IntentSpec(
         "update_profile_address", writes=True, core_slots=(), slots=("address",),
+        takes=("Happy to help you update the address on your profile.", "Let's get your profile address changed.",
+               "Sure, a new address for your account.", "Updating your account address, got it."),
+        progress=(),
         found=("The address on your profile is currently {address}.",
                "Right now your profile has {address} as its address."),
         requests=("I moved and need to update the address on my account.",
@@ -266,6 +304,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "cancel_refused": IntentSpec(
         "cancel_refused", writes=False, outcome="refused", core_slots=(), slots=("order",),
+        takes=TAKES_CANCEL,
+        progress=PROGRESS_CANCEL,
         requests=("I need to cancel an order.", "Can you cancel one of my orders?", "I'd like to cancel my order.",
                   "I want to cancel one of my orders.", "Could you call off an order for me?",
                   "Is it possible to cancel an order of mine?", "I'd like to stop an order I placed.",
@@ -285,6 +325,10 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "order_status": IntentSpec(
         "order_status", writes=False, core_slots=(), slots=("order",),
+        takes=("Glad to check on an order for you.", "Let's find out where your order is.",
+               "Sure, let me help you track an order.", "Checking on an order, got it."),
+        progress=("Let me look that order up.", "I'll pull up the order and see where it is.",
+                  "Checking that order now."),
         requests=("Can you tell me the status of an order?", "Where is my order at?", "I'd like to check on an order.",
                   "Could you check where one of my orders is?",
                   "I'm wondering what's happening with an order I placed.", "Is there any update on my order?",
@@ -301,6 +345,9 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "product_price": IntentSpec(
         "product_price", writes=False, core_slots=("product", "option"), slots=(),
+        takes=("Glad to look that product up for you.", "Let's check the price and whether you can buy it.",
+               "Sure, a question about a product."),
+        progress=("Let me look up that product.", "I'll check the product's variants.", "Pulling up that product now."),
         requests=("How much is the {product} with {option}, and is it available?",
                   "Could you check the price and availability of the {product} with {option}?",
                   "What does the {product} with {option} cost, and can I buy it right now?",

@@ -1,0 +1,113 @@
+"""The oracle says what it is working on (``IntentSpec.takes`` / ``progress``): it takes each
+request up in words when it first speaks to it, and says what the read is for with the intent's
+first read of the entity the request is about; and what it says it found is what the tools showed.
+These are unit tests of the generator over its own banks; no check reads these phrases."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+
+import pytest
+
+from trajforge.environments.retail import RetailDomain
+from trajforge.environments.retail.phrasing import INTENTS
+from trajforge.generators.compose import generate_blueprints
+from trajforge.schemas.blueprint import TaskBlueprint
+from trajforge.schemas.config import GenerationConfig
+from trajforge.schemas.messages import AssistantMessage, ToolMessage
+from trajforge.schemas.trajectory import EpisodeSpec, Trajectory
+from trajforge.simulation.agents import ScriptedAgent
+from trajforge.simulation.runner import EpisodeLimits, run_episode
+from trajforge.simulation.user import ScriptedUser
+
+RUN = "run_taking_up"
+
+
+@pytest.fixture(scope="module")
+def played() -> list[tuple[TaskBlueprint, Trajectory]]:
+    domain = RetailDomain(200, 3)
+    out = []
+    for bp in generate_blueprints(domain, GenerationConfig(), RUN, 0, 160):
+        if not isinstance(bp, TaskBlueprint):
+            continue
+        rng = random.Random(bp.provenance.index)
+        spec = EpisodeSpec(agent="scripted:oracle", user="scripted", seed=bp.provenance.index, max_turns=30)
+        out.append((bp, asyncio.run(run_episode(bp.id, domain.environment(), ScriptedAgent(bp, domain, rng),
+                                                ScriptedUser(bp, domain, rng), EpisodeLimits(), run_id=RUN,
+                                                episode=spec))))
+    return out
+
+
+def _agent(t: Trajectory) -> list[AssistantMessage]:
+    return [m for m in t.messages if isinstance(m, AssistantMessage)]
+
+
+def test_the_first_words_take_up_the_request_as_the_user_put_it(
+        played: list[tuple[TaskBlueprint, Trajectory]]) -> None:
+    for bp, t in played:
+        first = bp.user.intents[0]
+        asked = INTENTS[first.initial_kind or first.kind]
+        opening = next(m.content for m in _agent(t) if m.content).lower()
+        assert any(p.lower() in opening for p in asked.takes), (asked.kind, opening)
+
+
+def test_every_later_request_is_taken_up_too(played: list[tuple[TaskBlueprint, Trajectory]]) -> None:
+    later = 0
+    for bp, t in played:
+        said = " ".join(m.content or "" for m in _agent(t)).lower()
+        for intent in bp.user.intents[1:]:
+            later += 1
+            assert any(p.lower() in said for p in INTENTS[intent.initial_kind or intent.kind].takes), said
+    assert later >= 20
+
+
+def test_the_first_read_of_what_the_request_is_about_says_what_it_is_for(
+        played: list[tuple[TaskBlueprint, Trajectory]]) -> None:
+    announced = 0
+    for bp, t in played:
+        carried: set[int] = set()  # messages that carry an earlier intent's words or read
+        for k, intent in enumerate(bp.user.intents):
+            kind = INTENTS[intent.initial_kind or intent.kind]
+            target = next((c for c in bp.ground_truth.calls
+                           if c.intent == k and c.kind == "read" and set(c.needs) - {"identity"}), None)
+            if target is None:
+                continue
+            at = next(i for i, m in enumerate(t.messages) if isinstance(m, AssistantMessage) and any(
+                c.name == target.name and c.parsed_arguments() == target.arguments for c in m.tool_calls))
+            took = next(i for i, m in enumerate(t.messages) if isinstance(m, AssistantMessage) and i not in carried
+                        and any(p.lower() in (m.content or "").lower() for p in kind.takes))
+            if at in carried or at < took:
+                continue  # read once, for an earlier request that is about the same entity
+            carried |= {at, took}
+            content = t.messages[at].content or ""
+            if not content and bp.user.behaviours:
+                continue  # an answer to the user's behaviour (asking for a person, ...) comes first
+            assert kind.progress and any(p.lower() in content.lower() for p in kind.progress), content
+            announced += 1
+    assert announced >= 100
+
+
+def test_a_refused_cancellation_is_taken_up_like_any_cancellation() -> None:
+    """The outcome is not the agent's to know before it reads the order."""
+    assert INTENTS["cancel_refused"].takes == INTENTS["cancel_order"].takes
+    assert INTENTS["cancel_refused"].progress == INTENTS["cancel_order"].progress
+
+
+def test_what_it_found_is_what_the_tools_showed(played: list[tuple[TaskBlueprint, Trajectory]]) -> None:
+    """The profile address said before the change is the one the customer record showed, not the
+    new one the user asked for."""
+    checked = 0
+    for _, t in played:
+        for i, m in enumerate(t.messages):
+            if not (isinstance(m, AssistantMessage) and m.content and "your profile" in m.content
+                    and ("currently" in m.content or "has" in m.content)):
+                continue
+            records = [json.loads(r.content) for r in t.messages[:i] if isinstance(r, ToolMessage)
+                       and r.content.startswith("{") and '"payment_methods"' in r.content]
+            shown = records[-1]["address"]["address1"]
+            assert shown in m.content, (shown, m.content)
+            checked += 1
+    assert checked >= 3
+
