@@ -183,6 +183,9 @@ class _TaskBatch:
     def cached(self) -> bool:
         return bool(self._future.state.name == "Cached")
 
+    def when_done(self, callback: Callable[[], None]) -> None:
+        self._future.add_done_callback(lambda _: callback())
+
 
 @flow(name="build-dataset", persist_result=False, log_prints=False)
 def build_dataset(config: dict[str, Any], grow: int = 0) -> BuildResult:

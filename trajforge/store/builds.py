@@ -3,7 +3,8 @@ invocation, whoever computes the batches.
 
 ``execute_build`` plans every batch of ``[0, n)`` (the committed shards as they are, the gaps cut
 at multiples of ``store.shard_size``, the same boundaries an uninterrupted build has), submits them
-through a ``Submit`` function with a bounded window in flight, and, in this process, the single
+through a ``Submit`` function with a bounded window in flight (each batch committed as it
+finishes, so one that finishes early makes room for the next at once), and, in this process, the single
 writer of the manifest: persists each computed batch's spend, then checks its files against their
 checksums and commits them, counts cache hits and adoptions, stops submitting once the budget is
 spent, and writes the invocation's ``runs`` record when it starts and when it ends (``failed``
@@ -29,7 +30,9 @@ from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
+from queue import SimpleQueue
 from typing import TYPE_CHECKING, Any, Protocol
 
 from trajforge.generators.batch import generate_batch
@@ -66,6 +69,9 @@ class PendingBatch(Protocol):
     def wait(self) -> None: ...
 
     def cached(self) -> bool: ...
+
+    def when_done(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (from any thread) once the batch is done, at once if it is."""
 
 
 # (range, the shard the manifest holds for it, recompute even if cached) -> the pending batch
@@ -193,7 +199,11 @@ def execute_build(config: RunConfig, store: RunStore, submit: Submit, *, invocat
     # this process's share of the invocation's budget: with batches in this process, the very
     # one they spend from; with others, kept up to date from the spend committed here
     budget = budget_for(config, invocation)
-    inflight: deque[tuple[Range, PendingBatch]] = deque()
+    # batches are committed as they finish, not in submission order, so a batch that finishes
+    # early frees its place in the window at once (the next one starts while an earlier one is
+    # still running); the manifest is read sorted by range, so the order of commits is not data
+    inflight: dict[Range, PendingBatch] = {}
+    finished: SimpleQueue[Range] = SimpleQueue()
     reserve = SpaceReserve(store.run_dir)
     try:
         queue = deque(plan)
@@ -203,10 +213,12 @@ def execute_build(config: RunConfig, store: RunStore, submit: Submit, *, invocat
                 if rng not in committed and (stopped or (budget is not None and budget.exhausted())):
                     stopped = True  # the budget is spent: no new batch starts
                     continue
-                inflight.append((rng, submit(rng, committed.get(rng), False)))
+                inflight[rng] = submit(rng, committed.get(rng), False)
+                inflight[rng].when_done(partial(finished.put, rng))
             if not inflight:
                 break
-            rng, pending = inflight.popleft()
+            rng = finished.get()
+            pending = inflight.pop(rng)
             summary, hit = pending.result(), pending.cached()
             shard = summary.shard
             if shard is not None and (hit or recheck_computed) and not store.intact(shard):  # gone or changed
@@ -235,7 +247,7 @@ def execute_build(config: RunConfig, store: RunStore, submit: Submit, *, invocat
                 progress(summary if not (hit or summary.adopted) else BatchSummary(start=rng[0], stop=rng[1]))
         refresh_catalog(store.out)
     except BaseException as exc:
-        for _, still in inflight:  # let batches still running finish before their loops close
+        for still in inflight.values():  # let batches still running finish before their loops close
             still.wait()
         failed = finish_record(record, computed, len(plan), cached, adopted, time.perf_counter() - began,
                                RunOutcome.failed, f"{type(exc).__name__}: {exc}")
@@ -276,6 +288,9 @@ class _Done:
     def cached(self) -> bool:
         return False
 
+    def when_done(self, callback: Callable[[], None]) -> None:
+        callback()
+
 
 class _InPool:
     """A batch computing in a worker process."""
@@ -292,11 +307,14 @@ class _InPool:
     def cached(self) -> bool:
         return False
 
+    def when_done(self, callback: Callable[[], None]) -> None:
+        self._future.add_done_callback(lambda _: callback())
+
 
 def run_build(config: RunConfig, progress: Progress | None = None) -> BuildResult:
     """Build (or finish building) the run this config describes without Prefect: the batches in
     this process, or over ``store.workers`` worker processes (at most ``workers + 1`` in flight,
-    committed in order). ``trajforge build`` runs the ``build-dataset`` flow instead, and then the
+    each committed as it finishes). ``trajforge build`` runs the ``build-dataset`` flow instead, and then the
     diversity stage when configured (``curation.run_diversity_stage``), which this leaves out."""
     with build_lock(config.store.out):
         return _run_build(config, progress)
