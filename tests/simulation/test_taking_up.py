@@ -111,3 +111,17 @@ def test_what_it_found_is_what_the_tools_showed(played: list[tuple[TaskBlueprint
             checked += 1
     assert checked >= 3
 
+
+
+@pytest.mark.parametrize("name", ["retail", "airline", "banking", "telecom"])
+def test_every_built_in_kind_is_taken_up_and_kinds_asked_alike_share_their_words(name: str) -> None:
+    """Two kinds a user can ask for in the same words (one of them refused or handed over once the
+    agent has looked) are taken up in the same words: the outcome is not the agent's to say yet."""
+    import importlib
+
+    intents = importlib.import_module(f"trajforge.environments.{name}.phrasing").INTENTS
+    assert all(spec.takes for spec in intents.values())
+    for a in intents.values():
+        for b in intents.values():
+            if a.kind < b.kind and set(a.requests) & set(b.requests):
+                assert (a.takes, a.progress) == (b.takes, b.progress), (a.kind, b.kind)

@@ -118,9 +118,26 @@ SLOTS: dict[str, SlotSpec] = {
 _CANCEL_REQUESTS = ("I need to cancel a reservation.", "Can you cancel one of my bookings?",
                     "I'd like to cancel my trip.")
 
+# what the agent says as it takes a request up, and with its first read of what the request is
+# about (``IntentSpec.takes`` / ``progress``); kinds the user's words cannot tell apart (the
+# outcome is the agent's to find out) share them
+TAKES_CANCEL = ("Happy to look into cancelling a reservation for you.", "Let's see about cancelling that booking.",
+                "Sure, let's take a look at cancelling your trip.", "A cancellation, understood.")
+PROGRESS_CANCEL = ("Let me pull up the reservation to look into the cancellation.",
+                   "Opening that booking to see about cancelling it.", "Checking the reservation you want to cancel.")
+TAKES_DISRUPTED = ("Sorry to hear your trip was disrupted; let's look into it.",
+                   "Let's see what we can do about that disrupted flight.",
+                   "Sure, let me help with the disruption to your trip.")
+PROGRESS_DISRUPTED = ("Let me pull up the reservation with the disrupted flight.",
+                      "Checking the booking that was affected.",
+                      "Opening that reservation to look into the disruption.")
+
 INTENTS: dict[str, IntentSpec] = {
     "flight_status": IntentSpec(
         "flight_status", writes=False, core_slots=("flight",), slots=("flight",),
+        takes=("Glad to check on a flight for you.", "Let's find out how that flight is doing.",
+               "Sure, a flight status check."),
+        progress=("Let me look that flight up.", "Checking that flight now.", "Pulling up the flight."),
         requests=("Can you check the status of {flight}?", "Is {flight} on time?",
                   "What's going on with {flight}?", "Could you tell me the current status of {flight}?",
                   "Any news on {flight}?", "I'd like to know whether {flight} is running on schedule.",
@@ -140,6 +157,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "cancel_refused": IntentSpec(
         "cancel_refused", writes=False, outcome="refused", core_slots=(), slots=("reservation",),
+        takes=TAKES_CANCEL,
+        progress=PROGRESS_CANCEL,
         requests=_CANCEL_REQUESTS + (
             "Could you cancel my reservation? I can't make the trip.", "I'd like my booking cancelled.",
             "Can one of my reservations be cancelled?",
@@ -162,6 +181,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "expense_transfer": IntentSpec(
         "expense_transfer", writes=False, outcome="transferred", core_slots=(), slots=("reservation", "expense"),
+        takes=TAKES_DISRUPTED,
+        progress=PROGRESS_DISRUPTED,
         requests=("One of my flights was disrupted and I had extra costs. I want them reimbursed.",
                   "My flight was messed up and I had to pay out of pocket. Can I get reimbursed?",
                   "I ended up paying for things myself when my flight fell apart. How do I get that money back?",
@@ -183,6 +204,10 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "change_flight": IntentSpec(
         "change_flight", writes=True, core_slots=(), slots=("reservation", "date", "payment"),
+        takes=("Happy to help you move a flight to another date.", "Let's look at changing the date of that flight.",
+               "Sure, a new date for a flight."),
+        progress=("Let me open the reservation to change the date.", "Checking the booking whose date you want moved.",
+                  "Pulling up the reservation for the date change."),
         found=("I have reservation {reservation_id} here: booked on {booked} in {cabin}, and it is {status}.",
                "Reservation {reservation_id} is {status}; it was booked on {booked}, in {cabin}.",
                "I found reservation {reservation_id} ({cabin}, booked {booked})."),
@@ -211,6 +236,11 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "change_cabin": IntentSpec(
         "change_cabin", writes=True, core_slots=("cabin",), slots=("reservation", "cabin", "payment"),
+        takes=("Happy to help you change the cabin on a booking.", "Let's look at moving you to another cabin.",
+               "Sure, a different cabin for your trip."),
+        progress=("Let me open the reservation to change the cabin.",
+                  "Checking the booking you want in another cabin.",
+                  "Pulling up the reservation for the cabin change."),
         found=("I have reservation {reservation_id} here: booked on {booked} in {cabin}, and it is {status}.",
                "Reservation {reservation_id} is {status}; it was booked on {booked}, in {cabin}.",
                "I found reservation {reservation_id} ({cabin}, booked {booked})."),
@@ -237,6 +267,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "cancel_reservation": IntentSpec(
         "cancel_reservation", writes=True, core_slots=(), slots=("reservation", "reason"),
+        takes=TAKES_CANCEL,
+        progress=PROGRESS_CANCEL,
         found=("I have reservation {reservation_id} here: booked on {booked} in {cabin}, and it is {status}.",
                "Reservation {reservation_id} is {status}; it was booked on {booked}, in {cabin}.",
                "I found reservation {reservation_id} ({cabin}, booked {booked})."),
@@ -258,6 +290,10 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "add_bags": IntentSpec(
         "add_bags", writes=True, core_slots=(), slots=("reservation", "bags", "payment"),
+        takes=("Happy to help you add checked bags.", "Let's get those bags added to your booking.",
+               "Sure, extra checked bags."),
+        progress=("Let me open the reservation to add the bags.", "Checking the booking the bags go on.",
+                  "Pulling up the reservation for the bags."),
         found=("I have reservation {reservation_id} here: booked on {booked} in {cabin}, and it is {status}.",
                "Reservation {reservation_id} is {status}; it was booked on {booked}, in {cabin}.",
                "I found reservation {reservation_id} ({cabin}, booked {booked})."),
@@ -283,6 +319,10 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "add_insurance": IntentSpec(
         "add_insurance", writes=True, core_slots=(), slots=("reservation", "payment"),
+        takes=("Happy to help you add travel insurance.", "Let's look at adding insurance to a booking.",
+               "Sure, travel insurance for a trip."),
+        progress=("Let me open the reservation to add the insurance.", "Checking the booking you want insured.",
+                  "Pulling up the reservation for the insurance."),
         found=("I have reservation {reservation_id} here: booked on {booked} in {cabin}, and it is {status}.",
                "Reservation {reservation_id} is {status}; it was booked on {booked}, in {cabin}.",
                "I found reservation {reservation_id} ({cabin}, booked {booked})."),
@@ -309,6 +349,11 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "update_passenger": IntentSpec(
         "update_passenger", writes=True, core_slots=(), slots=("reservation", "passenger", "details"),
+        takes=("Happy to help you fix a passenger's details.", "Let's get those passenger details corrected.",
+               "Sure, a correction to a passenger's details."),
+        progress=("Let me open the reservation to correct the passenger.",
+                  "Checking the booking with the passenger to correct.",
+                  "Pulling up the reservation for the correction."),
         found=("I have reservation {reservation_id} here: booked on {booked} in {cabin}, and it is {status}.",
                "Reservation {reservation_id} is {status}; it was booked on {booked}, in {cabin}.",
                "I found reservation {reservation_id} ({cabin}, booked {booked})."),
@@ -335,6 +380,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "compensation": IntentSpec(
         "compensation", writes=True, core_slots=(), slots=("reservation",),
+        takes=TAKES_DISRUPTED,
+        progress=PROGRESS_DISRUPTED,
         found=("I have reservation {reservation_id} here: booked on {booked} in {cabin}, and it is {status}.",
                "Reservation {reservation_id} is {status}; it was booked on {booked}, in {cabin}.",
                "I found reservation {reservation_id} ({cabin}, booked {booked})."),

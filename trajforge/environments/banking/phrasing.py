@@ -147,9 +147,19 @@ SLOTS: dict[str, SlotSpec] = {
 _DISPUTE_REQUESTS = ("I want to dispute {charge}.", "I'd like to dispute {charge}, it doesn't look right.",
                      "Can you help me dispute {charge}?")
 
+# what the agent says as it takes a request up, and with its first read of what the request is
+# about (``IntentSpec.takes`` / ``progress``); kinds the user's words cannot tell apart (the
+# outcome is the agent's to find out) share them
+TAKES_DISPUTE = ("Happy to look into disputing a charge for you.", "Let's take a look at that charge.",
+                 "Sure, a charge you don't agree with.", "A dispute, understood.")
+PROGRESS_DISPUTE = ("Let me look up the account the charge is on.", "Checking the account with that charge.",
+                    "Opening the account to find the charge.")
+
 INTENTS: dict[str, IntentSpec] = {
     "account_balance": IntentSpec(
         "account_balance", writes=False, core_slots=("account",), slots=("account",),
+        takes=("Glad to check a balance for you.", "Let's look up that balance.", "Sure, a balance check."),
+        progress=("Let me look that account up.", "Checking that account now.", "Pulling up the account."),
         requests=("What's the balance of {account}?", "How much money is in {account} right now?",
                   "Can you tell me the balance of {account}?", "How much do I have in {account} at the moment?",
                   "Could you check what's left in {account}?", "I'd like to know the current balance on {account}.",
@@ -170,6 +180,10 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "transaction_lookup": IntentSpec(
         "transaction_lookup", writes=False, core_slots=("charge",), slots=("account", "charge"),
+        takes=("Glad to look into a charge for you.", "Let's find that transaction.",
+               "Sure, a question about a charge."),
+        progress=("Let me look up the account the charge is on.", "Checking the account with that charge.",
+                  "Opening the account to find the transaction."),
         requests=("I have a question about {charge}.", "Can you look up {charge} for me?",
                   "Could you check {charge} for me?", "What can you tell me about {charge}?",
                   "I'd like some details on {charge}.",
@@ -193,6 +207,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "dispute_charge": IntentSpec(
         "dispute_charge", writes=True, core_slots=("charge",), slots=("account", "charge", "reason"),
+        takes=TAKES_DISPUTE,
+        progress=PROGRESS_DISPUTE,
         found=("I found the charge: transaction {transaction_id} at {merchant}.",
                "That's transaction {transaction_id}, at {merchant} on {date}."),
         requests=_DISPUTE_REQUESTS + (
@@ -217,6 +233,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "dispute_refused": IntentSpec(
         "dispute_refused", writes=False, outcome="refused", core_slots=("charge",), slots=("account", "charge"),
+        takes=TAKES_DISPUTE,
+        progress=PROGRESS_DISPUTE,
         requests=_DISPUTE_REQUESTS + (
             "I'd like to raise a dispute about {charge}.", "Please help me contest {charge}.",
             "Could you start a dispute on {charge} for me?",
@@ -243,6 +261,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "dispute_escalated": IntentSpec(
         "dispute_escalated", writes=False, outcome="transferred", core_slots=("charge",), slots=("account", "charge"),
+        takes=TAKES_DISPUTE,
+        progress=PROGRESS_DISPUTE,
         requests=_DISPUTE_REQUESTS + (
             "I want to file a dispute against {charge}.", "Hello, I'm hoping to dispute {charge}.",
             "I need help contesting {charge}. It isn't what I expected.",
@@ -259,6 +279,10 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "transfer_funds": IntentSpec(
         "transfer_funds", writes=True, core_slots=(), slots=("from_account", "to_account", "amount"),
+        takes=("Happy to help you move money between your accounts.", "Let's set up that transfer.",
+               "Sure, a transfer between your accounts."),
+        progress=("Let me look at the accounts for the transfer.", "Checking the accounts the money moves between.",
+                  "Pulling up your accounts for the transfer."),
         # no balance: one read before a transfer into the account is stale by now
         found=("I have both accounts here: {from_account_id} and {to_account_id}.",
                "I see account {from_account_id} and account {to_account_id} on your profile."),
@@ -285,6 +309,10 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "pay_payee": IntentSpec(
         "pay_payee", writes=True, core_slots=(), slots=("from_account", "payee", "amount"),
+        takes=("Happy to help you pay one of your payees.", "Let's set up that payment.",
+               "Sure, a payment to a payee."),
+        progress=("Let me look at your payees for the payment.", "Checking the payee and the account to pay from.",
+                  "Pulling up your payees for the payment."),
         found=("{payee_name} ({payee_id}) is on your payee list.",
                "I see {payee_name} among your saved payees."),
         requests=("I'd like to send money to one of my saved payees.",
@@ -308,6 +336,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "freeze_card": IntentSpec(
         "freeze_card", writes=True, core_slots=(), slots=("card",),
+        takes=("Happy to help you lock down a card.", "Let's get that card locked.", "Sure, a card to lock."),
+        progress=("Let me look that card up.", "Checking the card you want locked.", "Pulling up your cards."),
         found=("Your {card_type} card {card_id}, ending in {last_four}, is {status} right now.",
                "I see your {card_type} card {card_id} (ending in {last_four}); it is {status}."),
         requests=("I want to freeze one of my cards.", "Can you put a freeze on a card of mine?",
@@ -328,6 +358,9 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "unfreeze_card": IntentSpec(
         "unfreeze_card", writes=True, core_slots=(), slots=("card",),
+        takes=("Glad you found it; let's get that card working again.", "Let's get that card back in use.",
+               "Sure, a card to turn back on."),
+        progress=("Let me look that card up.", "Checking the card you want back in use.", "Pulling up your cards."),
         found=("Your {card_type} card {card_id}, ending in {last_four}, is {status} right now.",
                "I see your {card_type} card {card_id} (ending in {last_four}); it is {status}."),
         requests=("I found my card again, can you unfreeze it?", "I'd like to unfreeze one of my cards.",
@@ -346,6 +379,9 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "replace_card": IntentSpec(
         "replace_card", writes=True, core_slots=("card_problem",), slots=("card", "card_problem"),
+        takes=("Happy to help you get a replacement card.", "Let's get you a new card.", "Sure, a replacement card."),
+        progress=("Let me look up the card to replace.", "Checking the card that needs replacing.",
+                  "Pulling up your cards for the replacement."),
         found=("I see your {card_type} card {card_id}, ending in {last_four}.",
                "Your {card_type} card {card_id} (ending in {last_four}) is on file as {status}."),
         requests=("My card was {card_problem} and I need a replacement.",
@@ -373,6 +409,9 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "update_phone": IntentSpec(
         "update_phone", writes=True, core_slots=(), slots=("phone",),
+        takes=("Happy to help you update your phone number.", "Let's get your phone number changed.",
+               "Sure, a new phone number for your profile."),
+        progress=(),
         requests=("I got a new phone number and need to update my profile.",
                   "Please change the phone number on my profile.",
                   "My phone number changed. Can you update it on my profile?",
@@ -394,6 +433,9 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "update_address": IntentSpec(
         "update_address", writes=True, core_slots=(), slots=("address",),
+        takes=("Happy to help you update your mailing address.", "Let's get your address changed.",
+               "Sure, a new mailing address for your profile."),
+        progress=(),
         requests=("I moved and need to update the mailing address on my profile.",
                   "Please change the address on my profile.", "I have a new address. Can you update my profile?",
                   "Could you change my mailing address?", "I'd like to update where my mail goes.",

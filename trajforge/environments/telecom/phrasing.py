@@ -80,9 +80,21 @@ SLOTS: dict[str, SlotSpec] = {
     ),
 }
 
+# what the agent says as it takes a request up, and with its first read of what the request is
+# about (``IntentSpec.takes`` / ``progress``); kinds the user's words cannot tell apart (the
+# outcome is the agent's to find out) share them
+TAKES_ROAMING = ("Sorry you're without service abroad; let's look into roaming.",
+                 "Let's see about getting your phone working abroad.", "Sure, roaming for your trip.")
+PROGRESS_ROAMING = ("Let me look at the line to see about roaming.", "Checking the line you're using abroad.",
+                    "Pulling up that line for the roaming question.")
+
 INTENTS: dict[str, IntentSpec] = {
     "no_data": IntentSpec(
         "no_data", writes=False, core_slots=("line",), slots=("line",),
+        takes=("Sorry your data isn't working; let's sort it out.", "Let's get your mobile data going again.",
+               "Sure, a data problem."),
+        progress=("Let me look at the line first.", "Checking that line now.",
+                  "Pulling up the line with the data problem."),
         requests=("Mobile data stopped working on my phone, {line}.",
                   "I can't get online on my phone {line}: no mobile data at all.",
                   "My phone {line} has no internet when I'm out of wifi.",
@@ -111,6 +123,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "roaming_abroad": IntentSpec(
         "roaming_abroad", writes=True, core_slots=("line",), slots=("line",),
+        takes=TAKES_ROAMING,
+        progress=PROGRESS_ROAMING,
         found=("Line {number} is {status}, on the {plan_name} plan.",
                "I see line {number} on {plan_name}."),
         requests=("I'm abroad and my phone {line} has no service. Can you sort out roaming?",
@@ -140,6 +154,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "roaming_refused": IntentSpec(
         "roaming_refused", writes=False, outcome="refused", core_slots=("line",), slots=("line",),
+        takes=TAKES_ROAMING,
+        progress=PROGRESS_ROAMING,
         requests=("I'm abroad and my phone {line} has no service. Can you turn on roaming?",
                   "Please enable roaming on {line}, I'm travelling.",
                   "My line {line} has no signal abroad, I need roaming switched on.",
@@ -167,6 +183,9 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "change_plan": IntentSpec(
         "change_plan", writes=True, core_slots=(), slots=("line", "plan"),
+        takes=("Happy to help you change a plan.", "Let's look at a new plan for that line.", "Sure, a plan change."),
+        progress=("Let me look at the line's plan.", "Checking the line you want on another plan.",
+                  "Pulling up the line for the plan change."),
         found=("Line {number} is on {plan_name} at ${price} a month right now.",
                "I see line {number} on the {plan_name} plan, ${price} a month, with {data_left}."),
         requests=("I'd like to change the plan on one of my lines.", "Can I switch my phone plan?",
@@ -190,6 +209,9 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "data_topup": IntentSpec(
         "data_topup", writes=True, core_slots=("line",), slots=("line", "size"),
+        takes=("Happy to help you add data.", "Let's get you more data.", "Sure, a data top-up."),
+        progress=("Let me look at the line that needs data.", "Checking the line for the top-up.",
+                  "Pulling up the line to add data."),
         found=("Line {number} is on {plan_name}, with {data_left}.",
                "I see line {number} has {data_left} of {data_limit}."),
         requests=("I've run out of data on {line}. Can I buy more?",
@@ -218,6 +240,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "pay_bill": IntentSpec(
         "pay_bill", writes=True, core_slots=("bill",), slots=("bill",),
+        takes=("Happy to help you pay a bill.", "Let's take care of that bill.", "Sure, a bill payment."),
+        progress=("Let me look that bill up.", "Checking the bill you want to pay.", "Pulling up the bill."),
         found=("Bill {bill_id} for {period} is {bill_status}: ${amount}, due {due_date}.",
                "I found bill {bill_id}: ${amount}, {bill_status}, due {due_date}."),
         requests=("I'd like to pay my bill {bill}.", "Can I pay bill {bill} now?",
@@ -236,6 +260,9 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "resume_line": IntentSpec(
         "resume_line", writes=True, core_slots=("line",), slots=("line",),
+        takes=("Happy to help you get that line back on.", "Let's see about turning that line back on.",
+               "Sure, a line to bring back."),
+        progress=("Let me look at the line first.", "Checking the line you want back on.", "Pulling up that line."),
         found=("Line {number} is {status} at the moment.",
                "I see line {number} on {plan_name}; it is {status}."),
         requests=("My line {line} is suspended, can you turn it back on?",
@@ -258,6 +285,8 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "bill_question": IntentSpec(
         "bill_question", writes=False, core_slots=("bill",), slots=("bill",),
+        takes=("Glad to look at a bill for you.", "Let's look up that bill.", "Sure, a question about a bill."),
+        progress=("Let me look that bill up.", "Checking that bill now.", "Pulling up the bill."),
         requests=("How much is my bill {bill} and when is it due?",
                   "Can you tell me the amount and due date of bill {bill}?",
                   "I have a question about bill {bill}: what do I owe, and by when?",
@@ -281,6 +310,9 @@ INTENTS: dict[str, IntentSpec] = {
     ),
     "outage": IntentSpec(
         "outage", writes=False, outcome="transferred", core_slots=("line",), slots=("line",),
+        takes=("Sorry you've lost service at home; let's look into it.",
+               "Let's see what's happening with your service.", "Sure, a line without service."),
+        progress=("Let me look at the line first.", "Checking the line that lost service.", "Pulling up that line."),
         requests=("My phone {line} has had no service at home since this morning.",
                   "There's no signal on {line} at my place, nothing works.",
                   "My line {line} shows no service at home.",
