@@ -6,31 +6,22 @@ from __future__ import annotations
 
 import threading
 import uuid
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from trajforge.config import load_config
 from trajforge.store import query
-from trajforge.store.builds import PendingBatch, Range, compute_batch, execute_build, prepare_run, run_build
+from trajforge.store.builds import (
+    PendingBatch,
+    Range,
+    _InPool,
+    compute_batch,
+    execute_build,
+    prepare_run,
+    run_build,
+)
 from trajforge.store.runs import BatchSummary
 from trajforge.store.shards import ShardRecord
-
-
-class _Threaded:
-    def __init__(self, future: Future[BatchSummary]) -> None:
-        self._future = future
-
-    def result(self) -> BatchSummary:
-        return self._future.result()
-
-    def wait(self) -> None:
-        self._future.exception()
-
-    def cached(self) -> bool:
-        return False
-
-    def when_done(self, callback) -> None:  # type: ignore[no-untyped-def]
-        self._future.add_done_callback(lambda _: callback())
 
 
 def _config(out: Path):  # type: ignore[no-untyped-def]
@@ -55,7 +46,7 @@ def test_a_batch_that_finishes_first_is_committed_first_and_the_next_starts(tmp_
             events.append(f"start {rng[0]}")
             if rng[0] == 8:
                 third_started.set()
-            return _Threaded(pool.submit(compute, rng, None if refresh else committed))
+            return _InPool(pool.submit(compute, rng, None if refresh else committed))  # a thread's future here
 
         result = execute_build(config, store, submit, invocation=invocation, runner="threads", flow_name=None,
                                parameters={}, window=2, log=events.append)
