@@ -623,6 +623,8 @@ class ScriptedAgent:
         (``IntentSpec.found``); empty when the domain declares nothing or a value is unknown."""
         if not spec.found:
             return ""
+        # a value the tools showed wins over the user's words under the same name: what is found
+        # is the profile's address now, not the new one the user asked for
         values = {**{s: second_person(v) for s, v in slots.items()}, **self._facts(kind, slots).values}
         return render(spec.found, values, self._words) or ""
 
