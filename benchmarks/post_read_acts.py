@@ -24,6 +24,7 @@ import collections
 import glob
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from trajforge.environments.dialogue import classify_agent
@@ -56,19 +57,24 @@ def after_read(messages: list[dict[str, Any]]) -> tuple[int, str] | None:
     return None
 
 
-def in_evaluation(eval_path: str, catalog: str) -> dict[str, dict[str, int]]:
+def evaluated(eval_path: str, catalog: str) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """(the blueprint's first intent kind, the episode's messages) for each row of an evaluation,
+    the blueprints read from the dataset's catalog."""
     import duckdb
     import pyarrow.parquet as pq
 
     con = duckdb.connect(catalog, read_only=True)
-    per: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     for row in pq.read_table(eval_path).to_pylist():
-        messages = _loads(row["trajectory"])["messages"]
-        found = after_read(messages)
-        if found is None:
-            continue
         intents = con.execute("SELECT intents FROM blueprints WHERE id = ?", [row["blueprint_id"]]).fetchall()
-        per[found[1]][_loads(intents[0][0])[0]["kind"]] += 1
+        yield _loads(intents[0][0])[0]["kind"], _loads(row["trajectory"])["messages"]
+
+
+def in_evaluation(eval_path: str, catalog: str) -> dict[str, dict[str, int]]:
+    per: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    for kind, messages in evaluated(eval_path, catalog):
+        found = after_read(messages)
+        if found is not None:
+            per[found[1]][kind] += 1
     return {a: dict(c) for a, c in per.items()}
 
 

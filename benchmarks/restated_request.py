@@ -15,10 +15,8 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-from typing import Any
 
-import duckdb
-import pyarrow.parquet as pq
+from post_read_acts import evaluated
 
 from trajforge.environments.retail.phrasing import INTENTS
 
@@ -42,15 +40,9 @@ def main() -> None:
     ap.add_argument("--eval", required=True)
     ap.add_argument("--catalog", required=True)
     args = ap.parse_args()
-    con = duckdb.connect(args.catalog, read_only=True)
     counts: dict[str, collections.Counter[str]] = {"takes": collections.Counter(), "progress": collections.Counter()}
-    for row in pq.read_table(args.eval).to_pylist():
-        intents = con.execute("SELECT intents FROM blueprints WHERE id = ?", [row["blueprint_id"]]).fetchone()
-        kind = json.loads(intents[0])[0]["kind"]
-        trajectory: dict[str, Any] = row["trajectory"]
-        if isinstance(trajectory, str):
-            trajectory = json.loads(trajectory)
-        words = [m.get("content") for m in trajectory["messages"] if m["role"] == "assistant" and m.get("content")]
+    for kind, messages in evaluated(args.eval, args.catalog):
+        words = [m.get("content") for m in messages if m["role"] == "assistant" and m.get("content")]
         counts["takes"][grade(kind, kinds_said(words[0] if words else None, "takes"))] += 1
         progress = next((w for w in words if kinds_said(w, "progress")), None)
         counts["progress"][grade(kind, kinds_said(progress, "progress"))] += 1

@@ -172,7 +172,6 @@ class ScriptedAgent:
         self._asked = False  # the last message asked the user for a fact
         self._aside = ""  # what to say first in the next message (``ON_BEHAVIOUR``)
         self._taking = ""  # the request taken up (``IntentSpec.takes``), said in the next message
-        self._kinds: dict[int, str] = {}  # intent -> the kind being worked on
         self._progressed: set[int] = set()  # intents whose work has been announced (``progress``)
         # intent -> its clarify step: the user's words fit several entities; ask which one
         self._clarify = {d.intent: d for d in blueprint.user.disclosure if d.action == "clarify"}
@@ -226,13 +225,13 @@ class ScriptedAgent:
             # an answer to the user's behaviour waits, a read is made without words (what it is
             # for is not said), so that answer comes first, in a message without a call
             tool = self.domain.tools.get(call.name)
-            write = tool is not None and tool.kind is ToolKind.write
-            taking = self._taking if not (write or self._aside) else ""
-            text = realise([taking, action.text or ""]) if taking else action.text
-            if self._aside and not write:
-                text = None
-            if taking or write:
+            text = action.text
+            if tool is not None and tool.kind is ToolKind.write:
                 self._taking = ""
+            elif self._aside:
+                text = None
+            elif self._taking:
+                text, self._taking = realise([self._taking, action.text or ""]), ""
             return AgentReply(AssistantMessage(content=text, tool_calls=(call,)))
         taking = "" if isinstance(action, End) else self._taking
         text = realise([self._aside, taking, action.text]) if self._aside or taking else action.text
@@ -416,23 +415,24 @@ class ScriptedAgent:
         while True:
             yield Say(self._pick(self._anything_else))
 
+    def _kind_asked(self, k: int) -> str:
+        """The kind intent ``k`` is first asked as (before a redirect, if any)."""
+        intent = self.bp.user.intents[k]
+        return intent.initial_kind or intent.kind
+
     def _take(self, k: int) -> None:
         """Intent ``k`` is taken up as the kind the user asked for: said in the next message."""
-        intent = self.bp.user.intents[k]
-        kind = intent.initial_kind or intent.kind
-        self._kinds[k] = kind
-        takes = self.domain.intents[kind].takes
+        takes = self.domain.intents[self._kind_asked(k)].takes
         self._taking = self._pick(takes) if takes else ""
 
     def _progress(self, t: int) -> str | None:
         """What to say with read ``t``: the work its intent is for, with the intent's first read
         of the entity it is about (``IntentSpec.progress``)."""
         call = self.bp.ground_truth.calls[t]
-        kind = self._kinds.get(call.intent)
-        if kind is None or call.intent in self._progressed or not set(call.needs) - {"identity"}:
+        if call.intent in self._progressed or not set(call.needs) - {"identity"}:
             return None
         self._progressed.add(call.intent)
-        progress = self.domain.intents[kind].progress
+        progress = self.domain.intents[self._kind_asked(call.intent)].progress
         return self._pick(progress) if progress else None
 
     def _wrong_lookup(self, step: DisclosureStep) -> Script:
@@ -536,7 +536,7 @@ class ScriptedAgent:
         self._since[k] = 0 if k == 0 else len(self.heard) - 1
         if k > 0:
             self._take(k)
-        kind = intent.initial_kind or intent.kind
+        kind = self._kind_asked(k)
         redirected = intent.initial_kind is None
         write = next((t for t in self._pending if calls[t].intent == k and calls[t].kind == "write"), None)
         w = self._writes_done

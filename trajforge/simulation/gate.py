@@ -1,12 +1,13 @@
 """The gate that bounds a process's episodes in flight, admitting waiters in rank order.
 
 An ``asyncio.Semaphore`` admits waiters in arrival order. The episodes of a build's batches share
-one gate (``simulation.worker_state``), and the flow takes the batches' results in order: when a
-later batch's episodes reached the gate first (two batches generated at the same moment, the
-second's simulation started a moment earlier), the earlier batch ran behind it, the flow waited
-on the earlier batch while the later one finished, submitted nothing, and the model server sat
-idle once the earlier batch's tail drained (27 s at zero in flight in a 1,000-conversation
-build; issue 21). Ranked by blueprint index, an earlier batch's episodes always go first.
+one gate (``simulation.worker_state``). When a later batch's episodes reached it first (two
+batches generated at the same moment, the second's simulation started a moment earlier), the
+earlier batch ran behind it; while the flow took results in submission order, it waited on the
+earlier batch, submitted nothing, and the model server sat idle once that batch's tail drained
+(27 s at zero in flight in a 1,000-conversation build; issue 21). The flow now commits batches as
+they finish (``store.builds.execute_build``); ranked by blueprint index, an earlier batch's
+episodes still go first, so a batch's tail is not held behind the next batch's episodes.
 """
 
 from __future__ import annotations
