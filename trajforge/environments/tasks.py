@@ -75,11 +75,23 @@ class InstructionSpec:
     device). ``asks``: the agent's ways to ask the user to use it, over the call's arguments;
     ``keywords`` (lower case): mark an agent message as asking for it (what the user
     recognises, declared apart from the agent's wording); ``replies``: the user's ways to say
-    what they see afterwards, over the fields of the tool's result (a JSON object)."""
+    what they see afterwards, over the fields of the tool's result (a JSON object).
+    ``describe``: instead of ``replies``, the domain's own realiser of what the user sees, from the
+    result's fields (as strings) and the user's random stream, for results whose values need words
+    of their own (a setting's state said as a person says it, not as the tool spells it).
+
+    What the user says is all a model-backed agent learns of a user tool's result (the exports
+    leave the user's calls and results out), so it must name every fact the agent's next step
+    acts on."""
 
     asks: tuple[str, ...]
     keywords: tuple[str, ...]
-    replies: tuple[str, ...]
+    replies: tuple[str, ...] = ()
+    describe: Callable[[dict[str, str], random.Random], str] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.replies and self.describe is None:
+            raise ValueError("an InstructionSpec needs replies or describe")
 
 
 @dataclass(frozen=True)

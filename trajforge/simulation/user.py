@@ -342,6 +342,8 @@ class ScriptedUser:
             result = {}
         values = {k: str(v) for k, v in result.items()} if isinstance(result, dict) else {}
         spec = self.domain.instructions.get(name)
+        if spec is not None and spec.describe is not None:
+            return spec.describe(values, self.rng)
         options = tuple(r for r in (spec.replies if spec else ())
                         if all(f in values for _, f, _, _ in string.Formatter().parse(r) if f))
         return self.rng.choice(options).format(**values) if options else "Okay, done."

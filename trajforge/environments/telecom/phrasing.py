@@ -3,6 +3,9 @@ customer and agent draw from."""
 
 from __future__ import annotations
 
+import random
+from collections.abc import Callable
+
 from trajforge.environments.tasks import (
     ASKING_SYNONYMS,
     IdentitySpec,
@@ -335,55 +338,135 @@ INTENTS: dict[str, IntentSpec] = {
 }
 
 # the customer's phone: how the agent asks for each tool, how the customer recognises the ask
-# (keywords of its own, not the agent's phrases) and what they say they see afterwards
-_SEEN = (" The status bar shows {signal}, data: {mobile_data_indicator}.",
-         " Now it says {signal} and {mobile_data_indicator} for data.")
+# (keywords of its own, not the agent's phrases) and what they say they see afterwards. What the
+# customer says is all the agent learns of their phone (the exports leave the user's tool results
+# out), so the first look at it names every setting a fix acts on (airplane mode on, mobile data
+# off, a custom APN, a SIM that needs a restart, roaming), each in a customer's words, in a random
+# order; after a fix, the customer says what they did and what the status bar shows now.
+_SIGNAL = {
+    "full signal bars": ("full signal bars", "all the signal bars", "full bars", "a full signal",
+                         "every bar of signal"),
+    "No service": ('"No service" where the bars should be', 'no bars, just "No service"',
+                   'a "No service" message', 'no signal, only the words "No service"'),
+    "No SIM card": ('"No SIM card" where the bars should be', 'a "No SIM card" message',
+                    'no bars, only the words "No SIM card"'),
+    "airplane mode icon, no signal": ("the little airplane icon instead of the signal",
+                                      "a plane symbol instead of the bars",
+                                      "the airplane icon where the bars should be"),
+}
+_DATA = {
+    "LTE": ("LTE for data", "the LTE symbol", "an LTE icon", "LTE next to the signal"),
+    "no data": ("no data symbol", "no LTE or 4G icon", "nothing for mobile data", "no data indicator"),
+}
+_BAR = ("I see {signal} and {data}.", "The status bar shows {signal} and {data}.",
+        "Up at the top I've got {signal}, with {data}.", "My screen shows {signal} and {data}.",
+        "Looking at the top of the screen: {signal}, {data}.",
+        "At the top of the screen I see {signal}, and {data}.")
+_BAR_NOW = ("Now I see {signal} and {data}.", "The status bar now shows {signal} and {data}.",
+            "Now the top of the screen has {signal}, with {data}.", "It shows {signal} and {data} now.")
+_SETTINGS = {
+    "airplane_mode": {"on": ("airplane mode is on", "flight mode is switched on", "airplane mode's on"),
+                      "off": ("airplane mode is off", "flight mode is switched off", "airplane mode's off")},
+    "mobile_data": {"on": ("mobile data is on", "the mobile data switch is on", "cellular data is on"),
+                    "off": ("mobile data is off", "the mobile data switch is off", "cellular data is off")},
+    "roaming": {"on": ("roaming is on", "data roaming is switched on", "the roaming toggle is on"),
+                "off": ("roaming is off", "data roaming is switched off", "the roaming toggle is off")},
+    "apn": {"standard": ("the APN says standard", "the APN is on the standard setting", "APN is set to standard"),
+            "custom": ("the APN says custom", "the APN is set to something custom", "APN shows custom")},
+    "sim": {"ready": ("the SIM shows as ready", "the SIM status says ready", "SIM says ready"),
+            "needs_restart": ("the SIM says it needs a restart", "the SIM status says needs restart",
+                              "SIM shows needs restart")},
+}
+_SETTINGS_FRAMES = ("In the settings, {list}.", "{list}.", "In quick settings, {list}.", "As for the settings, {list}.",
+                    "Checking the settings: {list}.")
 
 
-def _replies(lead: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(a + b for a in lead for b in _SEEN)
+def _sentence(text: str) -> str:
+    return text[0].upper() + text[1:]
+
+
+def _bar(values: dict[str, str], frames: tuple[str, ...], rng: random.Random) -> str:
+    signal = rng.choice(_SIGNAL.get(values["signal"], (values["signal"],)))
+    data = rng.choice(_DATA.get(values["mobile_data_indicator"], (values["mobile_data_indicator"],)))
+    return rng.choice(frames).format(signal=signal, data=data)
+
+
+# each setting as a phone comes: the customer always names one that differs (a fix acts on it) and
+# roaming (what a fix abroad acts on), and any other with P_USUAL_SAID
+_USUAL = {"airplane_mode": "off", "mobile_data": "on", "apn": "standard", "sim": "ready"}
+P_USUAL_SAID = 0.4
+
+
+def _settings(values: dict[str, str], rng: random.Random) -> str:
+    said = [k for k in _SETTINGS if values[k] != _USUAL.get(k) or rng.random() < P_USUAL_SAID]
+    clauses = [rng.choice(_SETTINGS[k].get(values[k], (f"{k} is {values[k]}",))) for k in said]
+    rng.shuffle(clauses)
+    cut = rng.choice((len(clauses), 2, 3)) if len(clauses) > 3 else len(clauses)  # one sentence, or two
+    parts = [clauses[:cut], clauses[cut:]]
+    said = []
+    for part in (p for p in parts if p):
+        listed = part[0] if len(part) == 1 else ", ".join(part[:-1]) + " and " + part[-1]
+        frame = rng.choice(_SETTINGS_FRAMES) if not said else "{list}."
+        said.append(_sentence(frame.format(list=listed)))
+    return " ".join(said)
+
+
+def describe_screen(values: dict[str, str], rng: random.Random) -> str:
+    """The customer's first look at their phone: the status bar, then every setting."""
+    return f"{_bar(values, _BAR, rng)} {_settings(values, rng)}"
+
+
+def _after(leads: tuple[str, ...]) -> Callable[[dict[str, str], random.Random], str]:
+    """What the customer says after using a tool: what they did (``leads``, over the result's
+    fields), then what the status bar shows now."""
+    def describe(values: dict[str, str], rng: random.Random) -> str:
+        lead = rng.choice(leads).format(**values)
+        return f"{lead} {_bar(values, _BAR_NOW, rng)}"
+    return describe
 
 
 INSTRUCTIONS: dict[str, InstructionSpec] = {
     "check_status_bar": InstructionSpec(
-        asks=("Could you look at the status bar of your phone and tell me what it shows, and "
-              "whether airplane mode, mobile data and roaming are on?",
+        asks=("Could you look at the status bar of your phone and tell me what it shows, and how "
+              "airplane mode, mobile data, roaming, the APN and the SIM are set?",
               "Please check your phone's status bar and quick settings and tell me what you see.",
-              "Let's start with the phone: what does the status bar show right now?"),
+              "Let's start with the phone: what does the status bar show right now, and what do "
+              "its settings say?"),
         keywords=("status bar",),
-        replies=("The status bar shows {signal}, data: {mobile_data_indicator}. Airplane mode is "
-                 "{airplane_mode}, mobile data is {mobile_data}, roaming is {roaming}.",
-                 "I see {signal} and {mobile_data_indicator} for data. Airplane mode {airplane_mode}, "
-                 "mobile data {mobile_data}, roaming {roaming}, APN {apn}, SIM {sim}.",
-                 "It says {signal}; data shows {mobile_data_indicator}. Settings: airplane mode "
-                 "{airplane_mode}, mobile data {mobile_data}, roaming {roaming}.")),
+        describe=describe_screen),
     "toggle_airplane_mode": InstructionSpec(
         asks=("Airplane mode seems to be the culprit: please switch it off in your quick settings.",
               "Could you open your quick settings and turn airplane mode off?"),
         keywords=("airplane mode",),
-        replies=_replies(("Okay, airplane mode is {airplane_mode} now.", "Done, I switched it."))),
+        describe=_after(("Okay, airplane mode is {airplane_mode} now.", "Done, I switched it.",
+                         "Flight mode is {airplane_mode} now."))),
     "toggle_mobile_data": InstructionSpec(
         asks=("Please open Settings > Network and flip the mobile data switch on.",
               "Could you turn on the mobile data toggle in your phone's settings?"),
         keywords=("mobile data switch", "mobile data toggle"),
-        replies=_replies(("Done, mobile data is {mobile_data} now.", "Okay, I flipped it."))),
+        describe=_after(("Done, mobile data is {mobile_data} now.", "Okay, I flipped it.",
+                         "I switched mobile data {mobile_data}."))),
     "toggle_device_roaming": InstructionSpec(
         asks=("On the phone itself, please turn on the data roaming switch under Settings > Network.",
               "One more step on your side: flip the roaming switch in your phone's network settings "
               "to on."),
         keywords=("data roaming switch", "roaming switch"),
-        replies=_replies(("Okay, roaming is {roaming} on the phone now.", "Done, I turned it on."))),
+        describe=_after(("Okay, roaming is {roaming} on the phone now.", "Done, I turned it on.",
+                         "Data roaming is switched {roaming} now."))),
     "reset_apn_settings": InstructionSpec(
-        asks=("Your phone may have wrong access point settings: please go to Settings > Network > "
-              "APN and choose 'Reset to default'.",
-              "Could you reset the APN settings on your phone to the default ones?"),
+        asks=("Your phone's access point (APN) settings are not the standard ones: please go to "
+              "Settings > Network > APN and choose 'Reset to default'.",
+              "Since the APN shows custom, could you reset the APN settings on your phone to the "
+              "default ones?"),
         keywords=("apn",),
-        replies=_replies(("I reset them, APN says {apn} now.", "Done, reset to default."))),
+        describe=_after(("I reset them, the APN says {apn} now.", "Done, reset to default.",
+                         "Okay, the APN is back to {apn}."))),
     "restart_device": InstructionSpec(
         asks=("Please restart your phone: turn it off, wait a few seconds and turn it on again.",
               "Could you restart your phone so it reads the SIM card again?"),
         keywords=("restart your phone", "turn your phone off and on"),
-        replies=_replies(("It's back on, SIM is {sim}.", "Okay, it restarted."))),
+        describe=_after(("It's back on, and the SIM says {sim}.", "Okay, it restarted.",
+                         "I turned it off and on again."))),
 }
 
 BARE_REPORTS = ("Done.", "All set.", "That's taken care of.")
