@@ -20,7 +20,10 @@ from trajforge.simulation.llm import (
     token_entropy,
 )
 
-FAST = GatewayConfig(call_timeout_s=2.0, episode_timeout_s=30.0, max_retries=4,
+# a generous call timeout: litellm's first call in a process sets itself up inside the call, which
+# on a loaded 2-core machine took over 2 s and was counted as one more (timeout) retry; the
+# timeout tests set their own
+FAST = GatewayConfig(call_timeout_s=15.0, episode_timeout_s=30.0, max_retries=4,
                      backoff_initial_s=0.01, backoff_max_s=0.05)
 
 
