@@ -398,21 +398,21 @@ P_USUAL_SAID = 0.4
 
 
 def _settings(values: dict[str, str], rng: random.Random) -> str:
-    said = [k for k in _SETTINGS if values[k] != _USUAL.get(k) or rng.random() < P_USUAL_SAID]
-    clauses = [rng.choice(_SETTINGS[k].get(values[k], (f"{k} is {values[k]}",))) for k in said]
+    named = [k for k in _SETTINGS if values[k] != _USUAL.get(k) or rng.random() < P_USUAL_SAID]
+    clauses = [rng.choice(_SETTINGS[k].get(values[k], (f"{k} is {values[k]}",))) for k in named]
     rng.shuffle(clauses)
     cut = rng.choice((len(clauses), 2, 3)) if len(clauses) > 3 else len(clauses)  # one sentence, or two
-    parts = [clauses[:cut], clauses[cut:]]
-    said = []
-    for part in (p for p in parts if p):
+    sentences: list[str] = []
+    for part in (p for p in (clauses[:cut], clauses[cut:]) if p):
         listed = part[0] if len(part) == 1 else ", ".join(part[:-1]) + " and " + part[-1]
-        frame = rng.choice(_SETTINGS_FRAMES) if not said else "{list}."
-        said.append(_sentence(frame.format(list=listed)))
-    return " ".join(said)
+        frame = rng.choice(_SETTINGS_FRAMES) if not sentences else "{list}."
+        sentences.append(_sentence(frame.format(list=listed)))
+    return " ".join(sentences)
 
 
 def describe_screen(values: dict[str, str], rng: random.Random) -> str:
-    """The customer's first look at their phone: the status bar, then every setting."""
+    """The customer's first look at their phone: the status bar, then the settings (every one a
+    fix acts on, roaming, and each usual one with ``P_USUAL_SAID``)."""
     return f"{_bar(values, _BAR, rng)} {_settings(values, rng)}"
 
 
