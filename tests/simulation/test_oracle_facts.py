@@ -153,3 +153,29 @@ def test_unavailable_variants_are_said_to_be_unavailable(
                     assert "unavailable" in text, text
                 counted[variant["available"]] += 1
     assert counted[True] >= 5 and counted[False] >= 1, counted
+
+
+def test_a_confirmation_states_the_refund_the_write_then_makes(
+        played: list[tuple[TaskBlueprint, Trajectory]]) -> None:
+    """A cancellation or a return is confirmed with what it will refund (when the order shows that
+    amount: one item's price or the whole order's), and the write refunds exactly that."""
+    stated = unstated = 0
+    for bp, t in played:
+        calls: dict[str, str] = {}
+        asked = ""
+        for m in t.messages:
+            if isinstance(m, AssistantMessage):
+                asked = m.content or asked
+                calls.update({c.id: c.name for c in m.tool_calls or ()})
+            if not isinstance(m, ToolMessage) or m.is_error \
+                    or calls.get(m.tool_call_id) not in ("cancel_pending_order", "return_delivered_order_items"):
+                continue
+            refund = json.loads(m.content)["payments"][-1]
+            assert refund["kind"] == "refund"
+            said = AMOUNT.findall(asked)
+            if said:
+                assert said == [f"{refund['amount']:.2f}"], (bp.provenance.index, asked, refund)
+                stated += 1
+            else:
+                unstated += 1
+    assert stated >= 40 and unstated <= stated // 5, (stated, unstated)

@@ -609,14 +609,21 @@ class ScriptedAgent:
         return realise([ack, "More than one could be the one you mean.", self._pick(spec.questions)])
 
     def _action(self, kind: str, spec: IntentSpec, slots: dict[str, str],
-                facts: dict[str, str] | None = None) -> str:
-        """What the write will do, in words: the user's wishes over what the tools showed."""
+                facts: dict[str, str] | None = None, *, fullest: bool = True) -> str:
+        """What the write will do, in words: the user's wishes over what the tools showed, in
+        one of the templates that say the most of what is known (a domain may declare an action
+        with what it will cost or refund beside one without, for when the tools have not shown it),
+        or with ``fullest=False`` the least (an action about another target than the tools'
+        facts are about)."""
         values = {**(facts if facts is not None else self._facts(kind, slots).values),
                   **{s: second_person(v) for s, v in slots.items()}}
         for slot in spec.slots:  # a slot the user left out (an optional reason) reads as nothing
             values.setdefault(slot, "")
-        return render(spec.actions, values, self._words) or spec.actions[0].format_map(
-            {k: values.get(k, "") for k in fields_of(spec.actions[0])})
+        known = [t for t in spec.actions if fields_of(t) <= values.keys()]
+        pick = max if fullest else min
+        size = pick((len(fields_of(t)) for t in known), default=0)
+        return render([t for t in known if len(fields_of(t)) == size], values, self._words) \
+            or spec.actions[0].format_map({k: values.get(k, "") for k in fields_of(spec.actions[0])})
 
     def _found(self, kind: str, spec: IntentSpec, slots: dict[str, str]) -> str:
         """What the tools showed about the write's target, said before the confirmation
@@ -652,9 +659,10 @@ class ScriptedAgent:
             others = siblings(values[facts.entity[0]], self.observed) if facts.entity else []
             if others:
                 values[facts.entity[0]] = others[0]
-            wrong = self._action(kind, spec, slots, values)
-            # nothing found said: a true sentence about the right target would name it, and one
-            # about the other target would be a second mistake (a false claim)
+            wrong = self._action(kind, spec, slots, values, fullest=False)
+            # nothing found said, and the plainest action (no amount the right target's facts
+            # give): a true sentence about the right target would name it, and one about the
+            # other target would be a second mistake (a false claim)
             yield Say(self._confirmation("", wrong))
         return None
 

@@ -119,7 +119,12 @@ INTENTS: dict[str, IntentSpec] = {
                   "Would it be possible to cancel one of my purchases?",
                   "So I placed an order and I'd rather not go through with it. Could you cancel it?"),
         actions=("cancel order {order_id} with the reason '{reason}'",
-                 "cancel your order {order_id} (reason: {reason}) and refund the original payment method"),
+                 "cancel your order {order_id} (reason: {reason}) and refund the original payment method",
+                 # with what it will refund, when the order shows it (report_facts' refund_due)
+                 "cancel order {order_id} with the reason '{reason}' and refund the ${refund_due} you paid "
+                 "to the original payment method",
+                 "cancel your order {order_id} (reason: {reason}); the ${refund_due} you paid goes back to "
+                 "the original payment method"),
         reports=("Done: order {order_id} is now {status}, and ${refund} will be refunded to the original "
                  "payment method.",
                  "Your order {order_id} has been {status}. A refund of ${refund} is on its way to the "
@@ -239,7 +244,9 @@ INTENTS: dict[str, IntentSpec] = {
                   "Turns out I have no use for {items}, so I want to return my purchase.",
                   "Honestly, I'd like to send back {items}."),
         actions=("return {items} from order {order_id}, with the refund going to {payment}",
-                 "start a return of {items} from order {order_id} and refund {payment}"),
+                 "start a return of {items} from order {order_id} and refund {payment}",
+                 "return {items} from order {order_id}, with the ${refund_due} refund going to {payment}",
+                 "start a return of {items} from order {order_id} and refund ${refund_due} to {payment}"),
         reports=("The return for order {order_id} is requested: ${refund} will be refunded to {payment}.",
                  "Return started: order {order_id} is now {status}. You'll get ${refund} back to {payment}.",
                  "Order {order_id} is {status}, and ${refund} will go to {payment}."),

@@ -14,6 +14,7 @@ said whenever the entity is talked about (``must_say``: an unavailable variant's
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -102,9 +103,38 @@ def _appended(before: dict[str, Any] | None, after: dict[str, Any]) -> list[dict
     return payments[len(before.get("payments", ())):]
 
 
+def _refund_due(kind: str, order: dict[str, Any], slots: dict[str, str]) -> str | None:
+    """What a cancellation or a return of the order as the tools last showed it will refund,
+    when the order shows that amount itself (the price of one item, or of all of them): a
+    confirmation says it, and no check can confirm a sum the tools never showed."""
+    items = order["items"]
+    if kind == "cancel_order":
+        chosen = list(items)
+    elif kind == "return_items":
+        text = slots.get("items", "").lower()
+        chosen = []
+        for item in items:
+            name = str(item["name"]).lower()
+            if not re.search(rf"\b{re.escape(name)}\b", text):
+                continue
+            if sum(str(i["name"]).lower() == name for i in items) > 1:  # "the black Desk Lamp"
+                first = str(next(iter((item.get("options") or {}).values()), "")).lower()
+                if not re.search(rf"\b{re.escape(first)} {re.escape(name)}\b", text):
+                    continue
+            chosen.append(item)
+    else:
+        return None
+    if not chosen or len(chosen) not in (1, len(items)):
+        return None
+    return money(round(sum(float(i["price"]) for i in chosen), 2))
+
+
 def _order_facts(kind: str, order: dict[str, Any], observed: Sequence[Observation],
-                 write_tools: frozenset[str]) -> ReportFacts:
+                 write_tools: frozenset[str], slots: dict[str, str]) -> ReportFacts:
     facts = {"order_id": str(order["id"]), "status": str(order["status"])}
+    due = _refund_due(kind, order, slots)
+    if due is not None:
+        facts["refund_due"] = due
     before, after = _write_of(order["id"], observed, write_tools)
     if after is None:
         return ReportFacts(facts, ("order_id",))
@@ -166,4 +196,4 @@ def report_facts(kind: str, slots: dict[str, str], observed: Sequence[Observatio
     order = resolve_order(ref, observed)
     if order is None:
         return ReportFacts()
-    return _order_facts(kind, order, observed, write_tools)
+    return _order_facts(kind, order, observed, write_tools, slots)
