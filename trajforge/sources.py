@@ -14,6 +14,8 @@ import ast
 import hashlib
 import importlib.util
 import sys
+import threading
+import time
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
@@ -25,10 +27,29 @@ def _inside(name: str, within: tuple[str, ...]) -> bool:
     return any(name == p or name.startswith(p + ".") for p in within)
 
 
+_PARSING = threading.Lock()
+
+
+def _parse(source: bytes) -> ast.AST:
+    """``ast.parse``, one at a time and tried again on a spurious ``SystemError``: CPython 3.11's
+    AST constructor keeps one recursion counter per interpreter, and a parse in another thread
+    (a flow's, a library's) can leave it off ("AST constructor recursion depth mismatch",
+    python/cpython#106905; seen here once in a build flow test)."""
+    for attempt in range(3):
+        try:
+            with _PARSING:
+                return ast.parse(source)
+        except SystemError:
+            if attempt == 2:
+                raise
+            time.sleep(0.05)
+    raise AssertionError("unreachable")
+
+
 def _imports(path: Path, package: str, within: tuple[str, ...]) -> set[str]:
     """The modules of ``within`` a source file imports."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_bytes())):
+    for node in ast.walk(_parse(path.read_bytes())):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
