@@ -35,15 +35,14 @@ def _parse(source: bytes) -> ast.AST:
     AST constructor keeps one recursion counter per interpreter, and a parse in another thread
     (a flow's, a library's) can leave it off ("AST constructor recursion depth mismatch",
     python/cpython#106905; seen here once in a build flow test)."""
-    for attempt in range(3):
+    for _ in range(2):
         try:
             with _PARSING:
                 return ast.parse(source)
         except SystemError:
-            if attempt == 2:
-                raise
             time.sleep(0.05)
-    raise AssertionError("unreachable")
+    with _PARSING:
+        return ast.parse(source)
 
 
 def _imports(path: Path, package: str, within: tuple[str, ...]) -> set[str]:

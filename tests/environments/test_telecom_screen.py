@@ -18,10 +18,8 @@ from trajforge.generators.compose import generate_blueprints
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.config import GenerationConfig
 from trajforge.schemas.messages import AssistantMessage, UserMessage
-from trajforge.schemas.trajectory import EpisodeSpec, Trajectory
-from trajforge.simulation.agents import ScriptedAgent
-from trajforge.simulation.runner import EpisodeLimits, run_episode
-from trajforge.simulation.user import ScriptedUser
+from trajforge.schemas.trajectory import Trajectory
+from trajforge.simulation.episodes import EpisodeJob, EpisodePlayer
 
 # a setting's state as a reader takes it from the customer's words
 READ = {
@@ -80,16 +78,12 @@ def test_the_words_vary() -> None:
 @pytest.fixture(scope="module")
 def played() -> list[Trajectory]:
     domain = TelecomDomain(200, 5)
-    out = []
-    for bp in generate_blueprints(domain, GenerationConfig(), "run_screen", 0, 200):
-        if not isinstance(bp, TaskBlueprint):
-            continue
-        rng = random.Random(bp.provenance.index)
-        spec = EpisodeSpec(agent="scripted:oracle", user="scripted", seed=bp.provenance.index, max_turns=40)
-        out.append(asyncio.run(run_episode(bp.id, domain.environment(), ScriptedAgent(bp, domain, rng),
-                                           ScriptedUser(bp, domain, rng), EpisodeLimits(), run_id="run_screen",
-                                           episode=spec)))
-    return out
+    bps = [b for b in generate_blueprints(domain, GenerationConfig(), "run_screen", 0, 200)
+           if isinstance(b, TaskBlueprint)]
+    player = EpisodePlayer(domain_of=lambda bp: domain)
+    jobs = [EpisodeJob(bp, seed) for seed, bp in enumerate(bps)]
+    out = asyncio.run(player.play_all(jobs, lambda p: p.trajectory))
+    return [t for t in out if t is not None]
 
 
 # the fix each customer tool makes, and the state the customer must have said before being asked to
