@@ -173,6 +173,7 @@ class ScriptedAgent:
         self._aside = ""  # what to say first in the next message (``ON_BEHAVIOUR``)
         self._taking = ""  # the request taken up (``IntentSpec.takes``), said in the next message
         self._progressed: set[int] = set()  # intents whose work has been announced (``progress``)
+        self._told: set[tuple[int, str, tuple[str, ...]]] = set()  # found lines said (``_found``)
         # intent -> its clarify step: the user's words fit several entities; ask which one
         self._clarify = {d.intent: d for d in blueprint.user.disclosure if d.action == "clarify"}
         # the identity detail the user will first give wrong (wrong_detail), until it is looked up
@@ -561,9 +562,11 @@ class ScriptedAgent:
             missing = [s for s in spec.slots if s not in said]
             if missing:
                 slot: SlotSpec = self.domain.slots[missing[0]]
-                ack = self._pick(ACK)
-                yield Say(realise(["" if self._aside or self._taking else ack, self._pick(slot.questions)]),
-                          asks=True)
+                ack = "" if self._aside or self._taking else self._pick(ACK)
+                # what the tools showed of the target so far, from what the user has said only
+                found = self._found(k, kind, spec, {s: v for s, v in self._slots(k).items() if s in said},
+                                    named=True)
+                yield Say(realise([ack, found, self._pick(slot.questions)]), asks=True)
                 continue
             slots = self._slots(k)
             if write is None:
@@ -583,7 +586,7 @@ class ScriptedAgent:
                 text = yield from self._unconfirmed(k, kind, spec, slots, action)
             else:
                 text = None
-                reply = yield Say(self._confirmation(self._found(kind, spec, slots), action))
+                reply = yield Say(self._confirmation(self._found(k, kind, spec, slots), action))
                 answer = getattr(reply, "content", "") or ""
                 if not (is_affirmative(answer) or self.wording.consents(answer)):
                     if not redirected:
@@ -625,15 +628,26 @@ class ScriptedAgent:
         return render([t for t in known if len(fields_of(t)) == size], values, self._words) \
             or spec.actions[0].format_map({k: values.get(k, "") for k in fields_of(spec.actions[0])})
 
-    def _found(self, kind: str, spec: IntentSpec, slots: dict[str, str]) -> str:
-        """What the tools showed about the write's target, said before the confirmation
-        (``IntentSpec.found``); empty when the domain declares nothing or a value is unknown."""
+    def _found(self, k: int, kind: str, spec: IntentSpec, slots: dict[str, str], named: bool = False) -> str:
+        """What the tools showed about the write's target (``IntentSpec.found``), said the first
+        time the agent speaks after seeing it: before its question for a missing detail, else
+        before the confirmation. Empty when the domain declares nothing, a value is unknown, or
+        it was said already for this intent, kind and target (a careful agent says what it
+        found once, then acts on it). With ``named``, only a line that names its target (a
+        value of ``ReportFacts.entity``): before a question nothing else in the message says
+        what "your profile's address" belongs to, where a confirmation's action line does."""
         if not spec.found:
             return ""
+        facts = self._facts(kind, slots)
         # a value the tools showed wins over the user's words under the same name: what is found
         # is the profile's address now, not the new one the user asked for
-        values = {**{s: second_person(v) for s, v in slots.items()}, **self._facts(kind, slots).values}
-        return render(spec.found, values, self._words) or ""
+        values = {**{s: second_person(v) for s, v in slots.items()}, **facts.values}
+        text = render(spec.found, values, self._words) or ""
+        told = (k, kind, tuple(values.get(e, "") for e in facts.entity))
+        if not text or told in self._told or (named and not any(v and v in text for v in told[2])):
+            return ""
+        self._told.add(told)
+        return text
 
     def _confirmation(self, found: str, action: str) -> str:
         """The confirmation request of ``action``, after what the agent ``found`` if anything
