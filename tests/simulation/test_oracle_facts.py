@@ -179,3 +179,50 @@ def test_a_confirmation_states_the_refund_the_write_then_makes(
             else:
                 unstated += 1
     assert stated >= 40 and unstated <= stated // 5, (stated, unstated)
+
+
+WRITES = ("cancel_pending_order", "return_delivered_order_items", "exchange_delivered_order_items",
+          "modify_pending_order_items", "modify_pending_order_address", "modify_pending_order_payment")
+
+
+def test_what_was_found_is_said_once_at_the_first_word_after_the_read(
+        played: list[tuple[TaskBlueprint, Trajectory]]) -> None:
+    """The agent's first words after it reads the order a write is about say what it found (the
+    order and its status), whatever comes next, a question for a missing detail included; the
+    confirmation that follows does not say it again."""
+    asked_first = confirmed_first = not_repeated = 0
+    for bp, t in played:
+        calls = {c.id: (c.name, c.parsed_arguments() or {}) for m in t.messages
+                 if isinstance(m, AssistantMessage) for c in m.tool_calls or ()}
+        written = {calls[m.tool_call_id][1].get("order_id") for m in t.messages
+                   if isinstance(m, ToolMessage) and not m.is_error and calls[m.tool_call_id][0] in WRITES}
+        for i, m in enumerate(t.messages):
+            if not (isinstance(m, ToolMessage) and calls[m.tool_call_id][0] == "get_order_details"
+                    and not m.is_error):
+                continue
+            order = json.loads(m.content)
+            if order["id"] not in written or order["status"] not in ("pending", "delivered"):
+                continue
+            texts = [(k, n.content) for k, n in enumerate(t.messages[i + 1:], i + 1)
+                     if isinstance(n, AssistantMessage) and n.content and not n.tool_calls]
+            if not texts:
+                continue
+            k, first = texts[0]
+            if ORDER_ID.findall(first) != [order["id"]]:
+                continue  # about something else (a later intent's read came first), or which of several
+            assert re.search(rf"\b{order['status']}\b", first), (bp.provenance.index, first)
+            after = t.messages[k + 2] if k + 2 < len(t.messages) else None
+            if isinstance(after, AssistantMessage) and any(c.name in WRITES for c in after.tool_calls or ()):
+                confirmed_first += 1  # the user's answer was a consent: this was the confirmation
+                continue
+            if not first.rstrip().endswith("?"):
+                continue  # a refusal or a report
+            asked_first += 1
+            # the words before the write: the confirmation, which does not repeat the status
+            later = [text for _, text in texts[1:] if order["id"] in text]
+            if later:
+                assert not re.search(rf"\b(shows as|is still|was|currently) {order['status']}\b", later[0]), \
+                    (bp.provenance.index, first, later[0])
+                not_repeated += 1
+    # in the default mix the user leaves a detail of most writes to be asked for after the read
+    assert asked_first >= 100 and not_repeated >= 100, (asked_first, not_repeated, confirmed_first)
