@@ -149,7 +149,6 @@ LOST = ("Sorry, I'm not sure what you need from me.", "I don't follow, can you h
         "Hello? Are you still there?")
 
 
-
 def question_asked(text: str) -> str:
     """What a message asks the user: its last sentence when the message ends with a question, else
     all of it. A person answers the question that ends a message: "I see order #W1, and it was
@@ -159,6 +158,7 @@ def question_asked(text: str) -> str:
     "Return the fan? Confirm and I'll do it." ends with a request, and is read whole."""
     parts = split_sentences(text.strip())
     return parts[-1] if parts and parts[-1].endswith("?") else text
+
 
 class ScriptedUser:
     name = "scripted"
