@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 
 import pytest
 
@@ -17,10 +16,8 @@ from trajforge.generators.compose import generate_blueprints
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.config import GenerationConfig
 from trajforge.schemas.messages import AssistantMessage, ToolMessage
-from trajforge.schemas.trajectory import EpisodeSpec, Trajectory
-from trajforge.simulation.agents import ScriptedAgent
-from trajforge.simulation.runner import EpisodeLimits, run_episode
-from trajforge.simulation.user import ScriptedUser
+from trajforge.schemas.trajectory import Trajectory
+from trajforge.simulation.episodes import EpisodeJob, EpisodePlayer
 
 RUN = "run_taking_up"
 
@@ -28,16 +25,11 @@ RUN = "run_taking_up"
 @pytest.fixture(scope="module")
 def played() -> list[tuple[TaskBlueprint, Trajectory]]:
     domain = RetailDomain(200, 3)
-    out = []
-    for bp in generate_blueprints(domain, GenerationConfig(), RUN, 0, 160):
-        if not isinstance(bp, TaskBlueprint):
-            continue
-        rng = random.Random(bp.provenance.index)
-        spec = EpisodeSpec(agent="scripted:oracle", user="scripted", seed=bp.provenance.index, max_turns=30)
-        out.append((bp, asyncio.run(run_episode(bp.id, domain.environment(), ScriptedAgent(bp, domain, rng),
-                                                ScriptedUser(bp, domain, rng), EpisodeLimits(), run_id=RUN,
-                                                episode=spec))))
-    return out
+    bps = [bp for bp in generate_blueprints(domain, GenerationConfig(), RUN, 0, 160) if isinstance(bp, TaskBlueprint)]
+    player = EpisodePlayer(domain_of=lambda bp: domain)
+    jobs = [EpisodeJob(bp, bp.provenance.index) for bp in bps]
+    out = asyncio.run(player.play_all(jobs, lambda p: (p.job.blueprint, p.trajectory)))
+    return [o for o in out if o is not None]
 
 
 def _agent(t: Trajectory) -> list[AssistantMessage]:
