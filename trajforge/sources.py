@@ -30,25 +30,26 @@ def _inside(name: str, within: tuple[str, ...]) -> bool:
 _PARSING = threading.Lock()
 
 
-def _parse(source: bytes) -> ast.AST:
+def parse_python(source: str | bytes, mode: str = "exec") -> ast.AST:
     """``ast.parse``, one at a time and tried again on a spurious ``SystemError``: CPython 3.11's
     AST constructor keeps one recursion counter per interpreter, and a parse in another thread
-    (a flow's, a library's) can leave it off ("AST constructor recursion depth mismatch",
-    python/cpython#106905; seen here once in a build flow test)."""
+    (a flow's, a library's, a tool's) can leave it off ("AST constructor recursion depth mismatch",
+    python/cpython#106905; seen here once in a build flow test). Every parse trajforge makes in a
+    process that runs threads goes through here (the code digest, airline's ``calculate``)."""
     for _ in range(2):
         try:
             with _PARSING:
-                return ast.parse(source)
+                return ast.parse(source, mode=mode)
         except SystemError:
             time.sleep(0.05)
     with _PARSING:
-        return ast.parse(source)
+        return ast.parse(source, mode=mode)
 
 
 def _imports(path: Path, package: str, within: tuple[str, ...]) -> set[str]:
     """The modules of ``within`` a source file imports."""
     found: set[str] = set()
-    for node in ast.walk(_parse(path.read_bytes())):
+    for node in ast.walk(parse_python(path.read_bytes())):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):

@@ -31,6 +31,7 @@ from trajforge.environments.airline.policy import (
 from trajforge.environments.base import ToolKind, Toolkit, tool
 from trajforge.environments.kit import find
 from trajforge.errors import ToolError
+from trajforge.sources import parse_python
 
 _OPS: dict[type, Any] = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
                          ast.Div: operator.truediv, ast.USub: operator.neg, ast.UAdd: operator.pos}
@@ -209,7 +210,7 @@ class AirlineTools(Toolkit):
             expression: Numbers with + - * / and parentheses, e.g. "(312 - 245) * 2".
         """
         try:
-            tree = ast.parse(expression, mode="eval")
+            tree = parse_python(expression, mode="eval")
             return f"{_evaluate(tree):.2f}"
         except (SyntaxError, ZeroDivisionError):
             raise ToolError(f"cannot evaluate {expression!r}") from None
