@@ -151,8 +151,8 @@ LOST = ("Sorry, I'm not sure what you need from me.", "I don't follow, can you h
 
 def question_asked(text: str) -> str:
     """What a message asks the user: its last sentence when the message ends with a question, else
-    all of it. A person answers the question that ends a message: "I see order #W1, and it was
-    delivered. Where should the refund go?" asks for a detail, whatever the sentences before it
+    all of it. A person answers the question that ends a message: "I see the booking, and it is
+    still active. Which date would suit you?" asks for a detail, whatever the sentences before it
     say (the dialogue-act recogniser reads the whole message as a confirmation request in 28 of
     9,514 oracle messages of the four built-in domains, each a found line before such a question);
     "Return the fan? Confirm and I'll do it." ends with a request, and is read whole."""
