@@ -11,9 +11,9 @@ build plays them (``simulation.batch.simulate_batch``), verified by every check.
   sample of every domain's pool.
 - **Surface forms** per 1,000 episodes: distinct closing user lines (the last user message of an
   episode the user ended) and distinct confirmation requests (agent messages the dialogue-act
-  recogniser reads as one; a message that ends with a question is read by that question, as the
-  scripted user reads it, ``simulation.user.question_asked``: "I see order #W1. Where should the
-  refund go?" asks for a detail) after masking (``mask``: ids, emails, numbers and amounts, and every
+  recogniser reads as one, as the checks and the scripted user read them: a message that ends with
+  a question is one only when that question is, ``trajforge.text.closing_question``: "I see order
+  #W1. Where should the refund go?" asks for a detail) after masking (``mask``: ids, emails, numbers and amounts, and every
   capitalised word that does not start a sentence, which covers names and products).
 - **Glitches**: sentences that start in lower case (``lower_starts``) and capitalisation glitches
   (``glitches``: a comma followed by a capitalised function word, "Hello, Before ...", "Oh sure,
@@ -204,7 +204,6 @@ def surface(name: str, played: list[tuple[Any, Any, bool]], size: int, seed: int
     """The per-1,000-episode counts of one domain (module docstring)."""
     from trajforge.environments.dialogue import is_confirmation_request
     from trajforge.schemas.messages import AssistantMessage, ToolMessage, UserMessage
-    from trajforge.simulation.user import question_asked
     from trajforge.simulation.worker_state import shared_domain
 
     domain = shared_domain(name, size, seed)
@@ -254,7 +253,7 @@ def surface(name: str, played: list[tuple[Any, Any, bool]], size: int, seed: int
                 if after_write_error and not m.tool_calls:
                     counts["refusals"] += 1
                 after_write_error = False
-                if text and is_confirmation_request(question_asked(text)):
+                if text and is_confirmation_request(text):
                     confirms[mask(text, values)] += 1
             if isinstance(m, ToolMessage):
                 counts["tool_errors"] += m.is_error

@@ -14,36 +14,16 @@ import ast
 import hashlib
 import importlib.util
 import sys
-import threading
-import time
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
+from trajforge.environments.kit import parse_python
 from trajforge.environments.registry import load_domain_class
 
 
 def _inside(name: str, within: tuple[str, ...]) -> bool:
     return any(name == p or name.startswith(p + ".") for p in within)
-
-
-_PARSING = threading.Lock()
-
-
-def parse_python(source: str | bytes, mode: str = "exec") -> ast.AST:
-    """``ast.parse``, one at a time and tried again on a spurious ``SystemError``: CPython 3.11's
-    AST constructor keeps one recursion counter per interpreter, and a parse in another thread
-    (a flow's, a library's, a tool's) can leave it off ("AST constructor recursion depth mismatch",
-    python/cpython#106905; seen here once in a build flow test). Every parse trajforge makes in a
-    process that runs threads goes through here (the code digest, airline's ``calculate``)."""
-    for _ in range(2):
-        try:
-            with _PARSING:
-                return ast.parse(source, mode=mode)
-        except SystemError:
-            time.sleep(0.05)
-    with _PARSING:
-        return ast.parse(source, mode=mode)
 
 
 def _imports(path: Path, package: str, within: tuple[str, ...]) -> set[str]:

@@ -224,6 +224,27 @@ def test_the_closing_sentences_carry_the_request() -> None:
     assert not is_confirmation_request(aside + "I've switched the payment of order #W4711280 to PayPal.")
 
 
+@pytest.mark.parametrize("text", [
+    "Thanks. I see account ACC-1 and account ACC-2 on your profile. What amount should I send?",
+    "Thank you. I have both accounts here: ACC-077271 and ACC-234326. What amount should I send?",
+    "I can see reservation KX12PQ, and it is still active. Which date would suit you for the new flight?",
+    "Got it. I've found order #W1234567, and it was delivered. Where should I send the refund?",
+])
+def test_a_found_line_before_a_question_for_a_detail_is_no_request(text: str) -> None:
+    """A message that ends with a question is a request only when that question asks for one
+    (``trajforge.text.closing_question``): the checks and the scripted user read it alike. The
+    second message's last two sentences alone read as a request to the model."""
+    assert not is_confirmation_request(text)
+
+
+@pytest.mark.parametrize("text", [
+    "I see the booking for Dr. Lee at 3 p.m. tomorrow. Would you like me to move it to Friday at 10 a.m.?",
+    "Order #W1234567 shows as pending. I can cancel it with the reason 'ordered by mistake'. Is that okay?",
+])
+def test_a_request_after_a_found_line_stays_one(text: str) -> None:
+    assert is_confirmation_request(text)
+
+
 def test_generator_phrases_are_recognised() -> None:
     rows = generator_phrases()
     assert len(rows) > 100

@@ -13,6 +13,8 @@
   and the checkpoint, rollback and execute that ``draw_intents`` drives.
 - ``find``: a record of a table by key, or the ``ToolError`` "<what> <key> not found" a tool
   raises for an unknown id.
+- ``parse_python``: ``ast.parse`` safe in threads (a tool that evaluates an expression; the code
+  digest of ``trajforge.sources``).
 
 Write-rule enforcement is ``Toolkit.write_breaches`` (``environments.base``): the environment
 asks it before every write and refuses the call with the first rule it breaks, so a tool does
@@ -22,7 +24,10 @@ when a domain loads (``environments.validate``).
 
 from __future__ import annotations
 
+import ast
 import random
+import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast
@@ -218,3 +223,22 @@ def find(table: Mapping[str, R], key: str, what: str) -> R:
     if record is None:
         raise ToolError(f"{what} {key} not found")
     return record
+
+
+_PARSING = threading.Lock()
+
+
+def parse_python(source: str | bytes, mode: str = "exec") -> ast.AST:
+    """``ast.parse``, one at a time and tried again on a spurious ``SystemError``: CPython 3.11's
+    AST constructor keeps one recursion counter per interpreter, and a parse in another thread
+    (a flow's, a library's, a tool's) can leave it off ("AST constructor recursion depth mismatch",
+    python/cpython#106905; seen here once in a build flow test). Every parse trajforge makes in a
+    process that runs threads goes through here (the code digest, airline's ``calculate``)."""
+    for _ in range(2):
+        try:
+            with _PARSING:
+                return ast.parse(source, mode=mode)
+        except SystemError:
+            time.sleep(0.05)
+    with _PARSING:
+        return ast.parse(source, mode=mode)

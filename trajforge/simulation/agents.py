@@ -61,13 +61,13 @@ from trajforge.simulation.faults import (
     render,
     second_person,
     siblings,
-    split_sentences,
     transfer_arguments,
     wrong_tool_name,
 )
 from trajforge.simulation.realise import compose, realise
 from trajforge.simulation.runner import AgentReply
 from trajforge.simulation.wording import Wording
+from trajforge.text import sentences
 
 GREET = ("Hi! ", "Hello, ", "Thanks for reaching out. ", "Happy to help. ", "")
 # a confirmation request composed from parts: what the agent has (optional), what it will do
@@ -752,8 +752,8 @@ class ScriptedAgent:
         if self.form == "omitted_unavailability":
             for _ in range(10):
                 text = render(spec.reports, values, self._words, need=key) or ""
-                kept = [s for s in split_sentences(text) if values[key] not in s]
-                if kept and len(kept) < len(split_sentences(text)):
+                kept = [s for s in sentences(text) if values[key] not in s]
+                if kept and len(kept) < len(sentences(text)):
                     return " ".join(kept)
             return None
         value_keys = [k for k in values if k not in slots and k not in entity]

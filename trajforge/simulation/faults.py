@@ -212,10 +212,6 @@ def error_rule(domain: Domain, error: str) -> str | None:
     return domain.policy_rules.get(match.group(1)) if match else None
 
 
-def split_sentences(text: str) -> list[str]:
-    return [s for s in re.split(r"(?<=[.!?])\s+", text) if s]
-
-
 # --- rehearsing the plan -------------------------------------------------------------------------
 
 @dataclass

@@ -23,13 +23,10 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from trajforge.text import SENTENCE_BREAK
+
 # a first word that keeps its capital mid-sentence: "I" and its contractions
 _KEEPS_CAPITAL = re.compile(r"I(?:'[a-z]+)?\b")
-# a sentence ends at . ! ? and a space, not after a title or a common abbreviation
-_SENTENCE_START = re.compile(r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bvs\.)"
-                             r"(?<!\bMrs\.)(?<!\bApt\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<=[.!?])(\s+)(\S+)")
-
-
 @dataclass(frozen=True)
 class Part:
     """A template and the values that fill it (``str.format`` placeholders)."""
@@ -62,15 +59,23 @@ def _capital(word: str) -> str:
 
 
 def sentence_case(text: str) -> str:
-    """Every sentence of ``text`` starting with a capital (an e-mail address left as it is).
-    Unlike the claims parser, "No." ends a sentence here: the policies write no numbered items."""
+    """Every sentence of ``text`` (as ``trajforge.text`` cuts it) starting with a capital (an
+    e-mail address left as it is)."""
     text = text.strip()
     if not text:
         return text
     first = re.match(r"(\S+)", text)
     if first is not None:
         text = _capital(first.group(1)) + text[first.end():]
-    return _SENTENCE_START.sub(lambda m: m.group(1) + _capital(m.group(2)), text)
+    out: list[str] = []
+    at = 0
+    for m in SENTENCE_BREAK.finditer(text):
+        word = re.match(r"\S+", text[m.end():])
+        if word is None:
+            continue
+        out += [text[at:m.end()], _capital(word.group(0))]
+        at = m.end() + word.end()
+    return "".join(out) + text[at:]
 
 
 def _continues(text: str) -> bool:

@@ -24,10 +24,10 @@ from trajforge.environments.tasks import IntentSpec, SlotSpec
 from trajforge.generators.behaviours import misstated
 from trajforge.schemas.blueprint import Behaviour, Style, TaskBlueprint
 from trajforge.schemas.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
-from trajforge.simulation.faults import split_sentences
 from trajforge.simulation.realise import Part, compose, realise
 from trajforge.simulation.runner import UserReply
 from trajforge.simulation.wording import Wording
+from trajforge.text import closing_question
 
 # One voice per style, kept for the whole dialogue: how the user greets, leads into an answer,
 # thanks, consents and says goodbye. ``simulation.realise`` composes the parts, so a lead ending
@@ -147,17 +147,6 @@ UNHAPPY = compose(("I'm not happy with how this went.", "Well, that's disappoint
 _PRICE = re.compile(r"\$\d[\d,]*(?:\.\d+)?")
 LOST = ("Sorry, I'm not sure what you need from me.", "I don't follow, can you help with my request?",
         "Hello? Are you still there?")
-
-
-def question_asked(text: str) -> str:
-    """What a message asks the user: its last sentence when the message ends with a question, else
-    all of it. A person answers the question that ends a message: "I see the booking, and it is
-    still active. Which date would suit you?" asks for a detail, whatever the sentences before it
-    say (the dialogue-act recogniser reads the whole message as a confirmation request in 28 of
-    9,514 oracle messages of the four built-in domains, each a found line before such a question);
-    "Return the fan? Confirm and I'll do it." ends with a request, and is read whole."""
-    parts = split_sentences(text.strip())
-    return parts[-1] if parts and parts[-1].endswith("?") else text
 
 
 class ScriptedUser:
@@ -293,8 +282,8 @@ class ScriptedUser:
             self.lost = 0
             return UserReply(UserMessage(content="", tool_calls=calls))
         offer = self.wording.offers_more_help(text)
-        asked = question_asked(text)
-        if not offer and (is_confirmation_request(asked) or self.wording.asks_confirmation(asked)):
+        # the request as the checks read it (a found line, then a question for a detail, is not one)
+        if not offer and (is_confirmation_request(text) or self.wording.asks_confirmation(closing_question(text))):
             self.lost = 0
             return UserReply(UserMessage(content=self._confirm(text)))
         if offer or asks_anything_else(text):

@@ -40,11 +40,8 @@ from trajforge.environments.base import Domain, Observation
 from trajforge.environments.claims import Attribute, AttributeType, ClaimRecord
 from trajforge.environments.dialogue import is_confirmation_request
 from trajforge.schemas.messages import AssistantMessage, Message, ToolCall, ToolMessage, agent_view
+from trajforge.text import sentences
 
-# a sentence ends at . ! ? and a space ("$12.50" has no space after its point), not after a title
-# or a common abbreviation ("Dr. Kovacs", "St. Louis", "e.g. the", "No. 5")
-_SENTENCE_END = re.compile(r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bNo\.)(?<!\bvs\.)"
-                           r"(?<!\bMrs\.)(?<!\bApt\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<=[.!?])\s+|\n+")
 _MONEY = re.compile(r"\$\s?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)")
 _CUES = {"is", "was", "are", "were", "been", "now", "currently", "still", "shows", "show",
          "showing", "marked", "status", "as", "reads", "listed", "s"}
@@ -69,10 +66,6 @@ class Claim:
     negated: bool
     start: int  # offset in the sentence
     text: str
-
-
-def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
 
 
 @cache  # the vocabularies and entity names recur in every message of every trajectory

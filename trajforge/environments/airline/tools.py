@@ -29,9 +29,8 @@ from trajforge.environments.airline.policy import (
     write_breaches,
 )
 from trajforge.environments.base import ToolKind, Toolkit, tool
-from trajforge.environments.kit import find
+from trajforge.environments.kit import find, parse_python
 from trajforge.errors import ToolError
-from trajforge.sources import parse_python
 
 _OPS: dict[type, Any] = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
                          ast.Div: operator.truediv, ast.USub: operator.neg, ast.UAdd: operator.pos}

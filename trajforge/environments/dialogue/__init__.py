@@ -40,6 +40,15 @@ confirm_request at P 0.993 R 1.000 before and after retraining; in 300 retail ep
 from the evaluation bank whose agent says what it found, confirmation requests misread fell from
 20 writes to 14 (5 when the agent says nothing before asking).
 
+A message that ends with a question is a confirmation request only when that question, read on
+its own, is one (``trajforge.text.closing_question``): a person answers the question a message
+ends with, so "Thanks. I see both accounts on your profile. What amount should I send?" asks for a
+detail, although its last two sentences together read as a request to the model. The scripted
+user, the confirmation check and the claims check (whose phrase claims a proposal does not make)
+all take this one reading. In 1,200 oracle episodes of the four built-in domains (9,493 agent
+messages) it changed 7 readings, all banking questions for an amount after a found line; on the
+evaluation bank it removed 3 of 4 false requests and no true one.
+
 Whatever the action: a request is read by its form, not by what it asks to do. The evaluation
 bank's 44 request templates filled with the generator's actions (long, with addresses, reasons in
 brackets, price settlements; never in a training bank), alone and after what the agent found,
@@ -118,12 +127,12 @@ proposal (``non_consent``, ``closing``, ``other``) is not consent.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
 from trajforge.environments.dialogue.model import load_models
+from trajforge.text import closing_question, sentences
 
 AgentLabel = Literal["confirm_request", "anything_else", "other"]
 UserLabel = Literal["consent", "non_consent", "closing", "other"]
@@ -141,7 +150,6 @@ class UserAct:
     score: float
 
 
-_SENTENCE = re.compile(r"(?<=[.?!])\s+(?=[A-Z\"'(])")
 TAIL_SENTENCES = 2
 
 
@@ -152,11 +160,15 @@ def _agent(text: str) -> AgentAct:
     model = load_models()["agent"]
     label, score = model.predict(text)
     if label == "other":  # what an agent asks is said last: read the closing sentences on their own too
-        sentences = _SENTENCE.split(text.strip())
-        if len(sentences) > TAIL_SENTENCES:
-            tail_label, tail_score = model.predict(" ".join(sentences[-TAIL_SENTENCES:]))
+        parts = sentences(text)
+        if len(parts) > TAIL_SENTENCES:
+            tail_label, tail_score = model.predict(" ".join(parts[-TAIL_SENTENCES:]))
             if tail_label == "confirm_request":
-                return AgentAct(tail_label, tail_score)  # type: ignore[arg-type]
+                label, score = tail_label, tail_score
+    if label == "confirm_request":  # and the question it ends with asks it: not a found line, then a question
+        asked = closing_question(text)  # for a detail ("I see both accounts. What amount should I send?")
+        if asked != text and model.predict(asked)[0] != "confirm_request":
+            return AgentAct("other", score)
     return AgentAct(label, score)  # type: ignore[arg-type]
 
 
