@@ -24,6 +24,7 @@ from trajforge.simulation.user import (
     ASK_HUMAN,
     IMPATIENT,
     OFF_TOPIC,
+    PRICE,
     QUESTION_BACK,
     SORRY_WRONG,
     UNHAPPY,
@@ -173,6 +174,29 @@ def test_the_user_says_it_where_planned_and_the_oracle_answers_it() -> None:
                 reply = next(m.content for m in said[at + 1:] if m.role == "assistant")
                 assert any(text in reply for text in ON_BEHAVIOUR[behaviour]), (behaviour, reply)
     assert min(seen[b] for b in Behaviour if b is not Behaviour.price_second_thoughts) >= 3, seen
+
+
+@pytest.mark.parametrize("name", ["retail", "airline"])
+def test_a_price_said_at_a_swap_or_a_flight_change_brings_second_thoughts(name: str) -> None:
+    """Retail's item swaps and airline's flight changes confirm with what the new variant or
+    flight costs, as the product read or the flight search showed it, so a user can balk at the
+    price: the blueprints labelled so act it out at that confirmation, quoting the price the
+    agent said, and the oracle still passes."""
+    blueprints = [b for b in _blueprints(name, 300, p_revision=1.0)
+                  if Behaviour.price_second_thoughts in b.user.behaviours]
+    assert len(blueprints) >= 3, name
+    domain, users, played = _played(name, blueprints)
+    for episode in played:
+        bp = episode.job.blueprint
+        said = [m for m in episode.trajectory.messages if m.role in ("user", "assistant") and m.content]
+        balked = [i for i, m in enumerate(said) if m.role == "user"
+                  and any(m.content.startswith(t.split("{price}")[0]) and "$" in m.content for t in PRICE)]
+        assert balked, bp.id
+        price = said[balked[0]].content.split("$", 1)[1].split()[0].rstrip("?.,")
+        assert said[balked[0] - 1].role == "assistant" and f"${price}" in said[balked[0] - 1].content
+        assert Behaviour.price_second_thoughts in users[bp.id].acted
+        failed = [(v.check, v.reason) for v in verify(episode.trajectory, bp, domain) if not v.passed]
+        assert not failed, (bp.id, failed)
 
 
 @pytest.mark.parametrize("name", ["retail", "telecom"])

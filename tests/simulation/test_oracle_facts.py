@@ -69,6 +69,26 @@ def _names_variant(text: str, variant: dict[str, Any]) -> bool:
     return all(re.search(rf"\b{re.escape(f'{k} {o}')}\b", text) for k, o in variant["options"].items())
 
 
+def _swap_target(sentence: str, products: list[dict[str, Any]],
+                 orders: dict[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
+    """The variant a swap the sentence describes asks for: an item of the order it names, of a
+    product it names, with the one option it names ("... order #W1 for color pink") changed."""
+    ids = ORDER_ID.findall(sentence)
+    if len(ids) != 1 or ids[0] not in orders:
+        return None
+    for item in orders[ids[0]][-1]["items"]:
+        if item["name"] not in sentence:
+            continue
+        for key in item["options"]:
+            for p in products:
+                for v in p["variants"]:
+                    if p["id"] == item["product_id"] and v["options"] == {**item["options"], key: v["options"][key]} \
+                            and v["options"][key] != item["options"][key] \
+                            and re.search(rf"\b{re.escape(key)} {re.escape(v['options'][key])}\b", sentence):
+                        return v
+    return None
+
+
 def _reports(t: Trajectory) -> list[tuple[int, str]]:
     """(index, text) of the agent's text messages that follow a tool result (its reports)."""
     out = []
@@ -82,7 +102,7 @@ def _reports(t: Trajectory) -> list[tuple[int, str]]:
 
 def test_every_reported_value_is_one_a_tool_showed_for_the_named_entity(
         played: list[tuple[TaskBlueprint, Trajectory]]) -> None:
-    checked = {"order": 0, "price": 0}
+    checked = {"order": 0, "price": 0, "swap": 0}
     for bp, t in played:
         products = [r for r in _results(t) if isinstance(r, dict) and "variants" in r]
         for at, text in _reports(t):
@@ -102,6 +122,11 @@ def test_every_reported_value_is_one_a_tool_showed_for_the_named_entity(
                     assert amounts == [f"{variant['price']:.2f}"], (bp.provenance.index, sentence)
                     checked["price"] += 1
                     continue
+                swapped = _swap_target(sentence, products, orders)
+                if swapped is not None and amounts:  # a swap's confirmation: what the new variant costs
+                    assert amounts == [f"{swapped['price']:.2f}"], (bp.provenance.index, sentence)
+                    checked["swap"] += 1
+                    continue
                 if not (amounts or statuses):
                     continue
                 assert named is not None, (bp.provenance.index, text)
@@ -112,7 +137,7 @@ def test_every_reported_value_is_one_a_tool_showed_for_the_named_entity(
                 for status in statuses[:1]:  # "return requested" also contains no other status
                     assert status == latest["status"], (bp.provenance.index, sentence, latest["status"])
                 checked["order"] += 1
-    assert checked["order"] >= 200 and checked["price"] >= 10, checked
+    assert checked["order"] >= 200 and checked["price"] >= 10 and checked["swap"] >= 30, checked
 
 
 def test_described_orders_are_resolved_to_the_right_one(
@@ -179,6 +204,30 @@ def test_a_confirmation_states_the_refund_the_write_then_makes(
             else:
                 unstated += 1
     assert stated >= 40 and unstated <= stated // 5, (stated, unstated)
+
+
+def test_a_swap_is_confirmed_with_the_price_of_the_item_it_puts_in(
+        played: list[tuple[TaskBlueprint, Trajectory]]) -> None:
+    """An exchange or a change of a pending order's item is confirmed with what the variant the
+    write then asks for costs, as the product read showed it (read from the transcript: the
+    write's arguments and the tool results, not the checks)."""
+    stated = 0
+    for bp, t in played:
+        calls: dict[str, Any] = {}
+        asked = ""
+        for m in t.messages:
+            if isinstance(m, AssistantMessage):
+                asked = m.content or asked
+                calls.update({c.id: c for c in m.tool_calls or ()})
+            call = calls.get(m.tool_call_id) if isinstance(m, ToolMessage) and not m.is_error else None
+            if call is None or call.name not in ("exchange_delivered_order_items", "modify_pending_order_items"):
+                continue
+            [new_id] = json.loads(call.arguments)["new_item_ids"]
+            shown = [v for r in _results(t) if isinstance(r, dict) and "variants" in r
+                     for v in r["variants"] if v["item_id"] == new_id]
+            assert AMOUNT.findall(asked) == [f"{shown[-1]['price']:.2f}"], (bp.provenance.index, asked, shown)
+            stated += 1
+    assert stated >= 30, stated
 
 
 WRITES = ("cancel_pending_order", "return_delivered_order_items", "exchange_delivered_order_items",

@@ -70,7 +70,9 @@ class Claim:
 
 @cache  # the vocabularies and entity names recur in every message of every trajectory
 def _phrase(phrase: str) -> re.Pattern[str]:
-    return re.compile(r"(?<![\w])" + r"\s+".join(map(re.escape, phrase.split())) + r"(?![\w])",
+    """``phrase`` as whole words, in any case; not the tail of a contraction ("I'm" does not name
+    size M, "let's" not size S), while a quoted value ("the reason 'no longer needed'") is found."""
+    return re.compile(r"(?<![\w])(?<!\w['\u2019])" + r"\s+".join(map(re.escape, phrase.split())) + r"(?![\w])",
                       re.IGNORECASE)
 
 

@@ -225,10 +225,11 @@ INTENTS: dict[str, IntentSpec] = {
                   "The day I booked doesn't work for me anymore. Can the flight be moved?",
                   "I think I need to rebook my flight for a different date.",
                   "Would you be able to change the date on one of my reservations?"),
-        actions=("move reservation {reservation_id} to flight {new_flight} on {new_date}, settling the "
-                 "fare difference with {payment}",
-                 "put reservation {reservation_id} on flight {new_flight} on {new_date}, with any fare "
-                 "difference going through {payment}"),
+        # with the new flight's fare in the booked cabin (report_facts' new_fare, from the search)
+        actions=("move reservation {reservation_id} to flight {new_flight} on {new_date} (${new_fare} a "
+                 "passenger in {cabin}), settling the fare difference with {payment}",
+                 "put reservation {reservation_id} on flight {new_flight} on {new_date}, whose {cabin} fare "
+                 "is ${new_fare} a passenger, with any fare difference going through {payment}"),
         reports=("Reservation {reservation_id} now has flight {new_flight} on {new_date}. The fare "
                  "difference of ${difference} for reservation {reservation_id} was {settled}.",
                  "Done: reservation {reservation_id} is on flight {new_flight} on {new_date}. For "

@@ -155,7 +155,8 @@ def _settled(new: list[dict[str, Any]]) -> tuple[str, str]:
 
 def _change_facts(slots: dict[str, str], res: dict[str, Any],
                   observed: Sequence[Observation]) -> dict[str, str]:
-    """The flight a change picks: the search's earliest or cheapest in the reservation's cabin."""
+    """The flight a change picks (the search's earliest or cheapest in the reservation's cabin)
+    and its fare per passenger in that cabin, as the search showed it (``new_fare``)."""
     searches = [o for o in observed if o.error is None and o.tool == "search_direct_flights"
                 and isinstance(o.result, list)]
     wish = slots.get("date", "")
@@ -170,7 +171,8 @@ def _change_facts(slots: dict[str, str], res: dict[str, Any],
     best = min(options, key=key)
     if sum(key(f) == key(best) for f in options) != 1:
         return {}
-    return {"new_flight": str(best["flight_number"]), "new_date": date_text(best["date"])}
+    return {"new_flight": str(best["flight_number"]), "new_date": date_text(best["date"]),
+            "new_fare": money(best["prices"][cabin])}
 
 
 def report_facts(kind: str, slots: dict[str, str], observed: Sequence[Observation],

@@ -215,9 +215,10 @@ INTENTS: dict[str, IntentSpec] = {
                   "My order has {items}, and I want another {option_name} for it.",
                   "Can I edit my order so that {items} comes in another {option_name}?",
                   "I'd love another {option_name} for {items} in my order, if that can be arranged."),
-        actions=(("change {items} in order {order_id} to {option}, "
+        # with what the new variant costs (report_facts' new_price, from the product read)
+        actions=(("change {items} in order {order_id} to {option} (${new_price}), "
                   "settling the price difference on the original payment method"),
-                 ("swap {items} in order {order_id} for {option}, "
+                 ("swap {items} in order {order_id} for {option} at ${new_price}, "
                   "with the difference going through your original payment method")),
         reports=("Order {order_id} is updated: {items} is now {option}. The price difference of "
                  "${difference} for order {order_id} is {settled}.",
@@ -276,9 +277,9 @@ INTENTS: dict[str, IntentSpec] = {
                   "Looking to exchange {items} for another {option_name}.",
                   "I'd like to switch out {items} for another {option_name}.",
                   "Wrong {option_name} on {items}, sadly. I'd like to exchange it."),
-        actions=(("exchange {items} from order {order_id} for {option}, "
+        actions=(("exchange {items} from order {order_id} for {option} (${new_price}), "
                   "settling the price difference on the original payment method"),
-                 "request an exchange of {items} in order {order_id} for {option}"),
+                 "request an exchange of {items} in order {order_id} for {option}, which costs ${new_price}"),
         reports=("Your exchange for order {order_id} is requested, and the order is now {status}. "
                  "The price difference of ${difference} for order {order_id} is {settled}.",
                  "Exchange for order {order_id} is in ({status}). Order {order_id}'s difference of "

@@ -6,7 +6,9 @@ recent order", the latest ``placed_on`` among the orders read; "the order with t
 the order read that holds it; a product by name and its variant by option values) and returns
 the values its latest tool output showed: the order id as the tool spelled it, the status
 verbatim, money as two decimals of the tool's amount (the refund or charge the write appended),
-the price and availability of the asked variant. Nothing here reads the blueprint.
+the price and availability of the asked variant; before a write, what a cancellation or a return
+will refund (``refund_due``) and what the variant a swap asks for costs (``new_price``), when the
+tools showed it. Nothing here reads the blueprint.
 
 The ``ReportFacts`` also say which values name the entity (``entity``) and which fact must be
 said whenever the entity is talked about (``must_say``: an unavailable variant's availability).
@@ -103,6 +105,24 @@ def _appended(before: dict[str, Any] | None, after: dict[str, Any]) -> list[dict
     return payments[len(before.get("payments", ())):]
 
 
+def _chosen(order: dict[str, Any], text: str) -> list[dict[str, Any]]:
+    """The order's items ``text`` names ("the Desk Lamp and the Fan"; "the black Desk Lamp" where
+    the order holds two lamps), as the tools showed them."""
+    items = order["items"]
+    text = text.lower()
+    chosen = []
+    for item in items:
+        name = str(item["name"]).lower()
+        if not re.search(rf"\b{re.escape(name)}\b", text):
+            continue
+        if sum(str(i["name"]).lower() == name for i in items) > 1:  # "the black Desk Lamp"
+            first = str(next(iter((item.get("options") or {}).values()), "")).lower()
+            if not re.search(rf"\b{re.escape(first)} {re.escape(name)}\b", text):
+                continue
+        chosen.append(item)
+    return chosen
+
+
 def _refund_due(kind: str, order: dict[str, Any], slots: dict[str, str]) -> str | None:
     """What a cancellation or a return of the order as the tools last showed it will refund,
     when the order shows that amount itself (the price of one item, or of all of them): a
@@ -111,22 +131,34 @@ def _refund_due(kind: str, order: dict[str, Any], slots: dict[str, str]) -> str 
     if kind == "cancel_order":
         chosen = list(items)
     elif kind == "return_items":
-        text = slots.get("items", "").lower()
-        chosen = []
-        for item in items:
-            name = str(item["name"]).lower()
-            if not re.search(rf"\b{re.escape(name)}\b", text):
-                continue
-            if sum(str(i["name"]).lower() == name for i in items) > 1:  # "the black Desk Lamp"
-                first = str(next(iter((item.get("options") or {}).values()), "")).lower()
-                if not re.search(rf"\b{re.escape(first)} {re.escape(name)}\b", text):
-                    continue
-            chosen.append(item)
+        chosen = _chosen(order, slots.get("items", ""))
     else:
         return None
     if not chosen or len(chosen) not in (1, len(items)):
         return None
     return money(round(sum(float(i["price"]) for i in chosen), 2))
+
+
+def _new_price(order: dict[str, Any], slots: dict[str, str], observed: Sequence[Observation]) -> str | None:
+    """The price of the variant a swap asks for (the item's options with the asked one changed),
+    as the latest read of its product showed it: a confirmation says what the new one costs (the
+    difference is a sum no tool shows)."""
+    chosen = _chosen(order, slots.get("items", ""))
+    key, option = slots.get("option_name", ""), slots.get("option", "")
+    if len(chosen) != 1 or not key or not option.lower().startswith(key.lower() + " "):
+        return None
+    item = chosen[0]
+    wanted = {**(item.get("options") or {}), key: option[len(key) + 1:]}
+    product = None
+    for obs in observed:
+        if obs.error is None and _is_product(obs.result) and obs.result["id"] == item.get("product_id"):
+            product = obs.result
+    for variant in (product or {}).get("variants", ()):
+        options = variant.get("options") or {}
+        if options.keys() == wanted.keys() and all(str(options[k]).lower() == str(v).lower()
+                                                   for k, v in wanted.items()):
+            return money(variant["price"])
+    return None
 
 
 def _order_facts(kind: str, order: dict[str, Any], observed: Sequence[Observation],
@@ -135,6 +167,9 @@ def _order_facts(kind: str, order: dict[str, Any], observed: Sequence[Observatio
     due = _refund_due(kind, order, slots)
     if due is not None:
         facts["refund_due"] = due
+    price = _new_price(order, slots, observed) if kind in _SWAPS else None
+    if price is not None:
+        facts["new_price"] = price
     before, after = _write_of(order["id"], observed, write_tools)
     if after is None:
         return ReportFacts(facts, ("order_id",))
