@@ -8,13 +8,14 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from trajforge.environments.retail import RetailDomain
 from trajforge.generators import generate_blueprints
-from trajforge.schemas import AssistantMessage, TaskBlueprint, ToolMessage, Trajectory
+from trajforge.schemas import AssistantMessage, TaskBlueprint, ToolCall, ToolMessage, Trajectory
 from trajforge.schemas.config import GenerationConfig
 from trajforge.simulation.episodes import EpisodeJob, EpisodePlayer
 
@@ -180,22 +181,28 @@ def test_unavailable_variants_are_said_to_be_unavailable(
     assert counted[True] >= 5 and counted[False] >= 1, counted
 
 
+def _writes(t: Trajectory, names: tuple[str, ...]) -> Iterator[tuple[str, ToolCall, ToolMessage]]:
+    """(the agent's last words before it, the call, its result) for each successful call of
+    ``names`` in ``t``."""
+    calls: dict[str, ToolCall] = {}
+    asked = ""
+    for m in t.messages:
+        if isinstance(m, AssistantMessage):
+            asked = m.content or asked
+            calls.update({c.id: c for c in m.tool_calls or ()})
+        call = calls.get(m.tool_call_id) if isinstance(m, ToolMessage) and not m.is_error else None
+        if call is not None and call.name in names:
+            yield asked, call, m
+
+
 def test_a_confirmation_states_the_refund_the_write_then_makes(
         played: list[tuple[TaskBlueprint, Trajectory]]) -> None:
     """A cancellation or a return is confirmed with what it will refund (when the order shows that
     amount: one item's price or the whole order's), and the write refunds exactly that."""
     stated = unstated = 0
     for bp, t in played:
-        calls: dict[str, str] = {}
-        asked = ""
-        for m in t.messages:
-            if isinstance(m, AssistantMessage):
-                asked = m.content or asked
-                calls.update({c.id: c.name for c in m.tool_calls or ()})
-            if not isinstance(m, ToolMessage) or m.is_error \
-                    or calls.get(m.tool_call_id) not in ("cancel_pending_order", "return_delivered_order_items"):
-                continue
-            refund = json.loads(m.content)["payments"][-1]
+        for asked, _, result in _writes(t, ("cancel_pending_order", "return_delivered_order_items")):
+            refund = json.loads(result.content)["payments"][-1]
             assert refund["kind"] == "refund"
             said = AMOUNT.findall(asked)
             if said:
@@ -213,15 +220,7 @@ def test_a_swap_is_confirmed_with_the_price_of_the_item_it_puts_in(
     write's arguments and the tool results, not the checks)."""
     stated = 0
     for bp, t in played:
-        calls: dict[str, Any] = {}
-        asked = ""
-        for m in t.messages:
-            if isinstance(m, AssistantMessage):
-                asked = m.content or asked
-                calls.update({c.id: c for c in m.tool_calls or ()})
-            call = calls.get(m.tool_call_id) if isinstance(m, ToolMessage) and not m.is_error else None
-            if call is None or call.name not in ("exchange_delivered_order_items", "modify_pending_order_items"):
-                continue
+        for asked, call, _ in _writes(t, ("exchange_delivered_order_items", "modify_pending_order_items")):
             [new_id] = json.loads(call.arguments)["new_item_ids"]
             shown = [v for r in _results(t) if isinstance(r, dict) and "variants" in r
                      for v in r["variants"] if v["item_id"] == new_id]
