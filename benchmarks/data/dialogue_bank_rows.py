@@ -12,6 +12,9 @@ help; never a template), keeping that row's label. eval.jsonl also gets unhappy 
 in train.jsonl the user model read two more of writer2's consents wrong.
 
     .venv/bin/python benchmarks/data/dialogue_bank_rows.py train   # then eval; then retrain; writer3 or writer4 for its bank
+
+``train`` also adds the trained writers' rows (``TRAINED_WRITERS``: writer5) and the rows written
+for the generator's phrase families they had made misread (``written_for_generator``).
 """
 import hashlib
 import json
@@ -262,7 +265,81 @@ def held_out_rows(writer):
     return [r for r in rows if _norm(r["text"]) not in taken and not _grams(r["text"]) & eval_grams]
 
 
-MADE = {"found_prefix", "unhappy_closing", "slot_question_action", "action_template"}  # the rows made here
+
+# A fifth writer (session 25): 768 replies to confirmation requests, consents and non-consents in
+# nineteen phenomena with the request each answers, written by a helper that saw no bank, no
+# generator phrase and no test (``writer5.jsonl`` here). Unlike writer3 and writer4 it is trained
+# on, whole: trained without it, the held-out writers' errors are writer2 28, writer3 43, writer4 26;
+# with it 25, 31, 21 (dev 7 -> 5, dev2 1 -> 6). With it alone three of the generator's phrases were
+# misread (a redirect after a request, "Actually, I changed my mind. Please swap ...", as consent;
+# two "Oh, nope, ... Thanks a bunch!" closings as non-consent): the rows below, written for those two
+# families in other words, put them right.
+TRAINED_WRITERS = ("writer5",)
+TRAIN_CHANGED_MIND = [
+ "Actually, I've changed my mind. I'd rather exchange the jacket for a bigger size.",
+ "Actually, I changed my mind. Could you switch the colour of the kettle on that order instead?",
+ "Actually, I've changed my mind about that. Please move the booking to Sunday instead.",
+ "Hmm, I changed my mind. Put the refund on my gift card rather than the card.",
+ "Actually, I changed my mind. Please change the size of the trainers in my order to a 10.",
+ "Actually, scratch that, I changed my mind. I want to return the lamp, not exchange it.",
+ "Hold on, I'd rather do something else: please swap the strap colour on the watch I ordered.",
+ "Wait, on second thought, change the delivery address on that order instead.",
+ "On second thought, I'd like the blue one rather than the green. Can you change that?",
+ "Actually, I changed my mind, please upgrade me to business instead of moving the date.",
+ "I changed my mind. Could you send the money from my savings account, not checking?",
+ "Actually, I changed my mind: please just freeze the card instead of replacing it.",
+ "Actually, I've had a rethink. Please swap the size of the hoodie in my order to large.",
+ "Hmm, actually, I changed my mind. Make it the 5GB top-up instead.",
+ "Sorry, actually, I changed my mind. Please cancel the other order, not this one.",
+]
+TRAIN_NOPE_CLOSINGS = [
+ "Oh, nope, I think that covers everything. Thanks a lot!",
+ "Nope, that was everything, thanks a ton!",
+ "Oh no, nothing else, you've been great. Thanks a bunch.",
+ "Oh, nope, I'm all sorted now. Cheers!",
+ "Nope, that's the lot. Thanks so much!",
+ "Oh, nope, that was my last question. Thank you!",
+ "Oh nope, you've covered it all. Many thanks!",
+ "Nope, I'm good now, thanks a bunch.",
+]
+
+
+def trained_writer_rows(writer, base):
+    """A writer's rows for train.jsonl (phenomenon ``<writer>:<tag>``, no context): those whose text
+    (normalised) is in no other bank, not in ``base`` and not among the generator's phrases, and
+    that share no word 6-gram with eval.jsonl."""
+    from trajforge.environments.dialogue.evaluate import generator_phrases
+
+    banks = Path(__file__).resolve().parents[2] / "trajforge/environments/dialogue/banks"
+    taken, eval_grams = {_norm(r["text"]) for r in base}, set()
+    for name in ("eval", "dev", "dev2", "writer2", *HELD_OUT_WRITERS):
+        for line in (banks / f"{name}.jsonl").read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                text = json.loads(line)["text"]
+                taken.add(_norm(text))
+                if name == "eval":
+                    eval_grams |= _grams(text)
+    taken |= {_norm(r["text"]) for r in generator_phrases()}
+    source = Path(__file__).with_name(f"{writer}.jsonl").read_text(encoding="utf-8").splitlines()
+    out = []
+    for r in (json.loads(line) for line in source if line.strip()):
+        if _norm(r["text"]) not in taken and not _grams(r["text"]) & eval_grams:
+            taken.add(_norm(r["text"]))
+            out.append({"text": r["text"], "role": "user", "label": r["label"],
+                        "phenomenon": f"{writer}:{r['phenomenon']}"})
+    return out
+
+
+def written_for_generator():
+    """TRAIN_CHANGED_MIND (non-consent) and TRAIN_NOPE_CLOSINGS (closing) as train.jsonl rows."""
+    return ([{"text": t, "role": "user", "label": "non_consent", "phenomenon": "changed_mind"}
+             for t in TRAIN_CHANGED_MIND]
+            + [{"text": t, "role": "user", "label": "closing", "phenomenon": "nope_closing"}
+               for t in TRAIN_NOPE_CLOSINGS])
+
+
+MADE = {"found_prefix", "unhappy_closing", "slot_question_action", "action_template",
+        "changed_mind", "nope_closing"}  # the rows made here (and every trained writer's)
 
 if __name__ == "__main__":
     which = sys.argv[1]
@@ -274,10 +351,12 @@ if __name__ == "__main__":
     bank = Path(__file__).resolve().parents[2] / "trajforge/environments/dialogue/banks" / f"{which}.jsonl"
     lines = [line for line in bank.read_text(encoding="utf-8").splitlines() if line.strip()]
     # a rerun makes the same rows again; every other row is kept as it is written
-    kept = [line for line in lines if json.loads(line)["phenomenon"] not in MADE]
+    kept = [line for line in lines if json.loads(line)["phenomenon"] not in MADE
+            and json.loads(line)["phenomenon"].split(":")[0] not in TRAINED_WRITERS]
     base = [json.loads(line) for line in kept]
     if which == "train":
         new = compose(base, TRAIN_FOUND, 7, 260, 160, 60) + slot_actions(TRAIN_SLOT_ACTIONS) + action_rows(base, 15)
+        new += [r for w in TRAINED_WRITERS for r in trained_writer_rows(w, base)] + written_for_generator()
     else:
         new = compose(base, EVAL_FOUND, 11, 150, 80, 40) + unhappy(EVAL_UNHAPPY)
     made = [json.dumps(r, ensure_ascii=False) for r in new]

@@ -191,11 +191,11 @@ def test_banks_are_disjoint(train: list[dict[str, str]], bank: list[dict[str, st
     assert not shared, shared[:5]
 
 
-@pytest.mark.xfail(strict=True, reason="measured below the 98% target: consent P 0.976 R 0.970 and non_consent "
-                   "P 0.970 R 0.976 (confirm_request P 0.999 R 1.000 passes; anything_else P 1.000 R 0.994; "
-                   "closing P 0.979 R 0.979; dev: consent P 0.992 R 0.981; dev2: every class >= 0.984; "
-                   "writer2, held out: consent P 0.946 R 0.853), measured after training on two thirds "
-                   "of an independent writer's replies")
+@pytest.mark.xfail(strict=True, reason="measured below the 98% target: consent P 0.979 R 0.979, non_consent "
+                   "P 0.979 R 0.979 and closing R 0.972 (confirm_request P 0.999 R 1.000 passes; anything_else "
+                   "P 1.000 R 0.994; closing P 0.986; dev: consent P 0.996 R 0.985; dev2: every class >= 0.984; "
+                   "writer2, held out: consent P 0.954 R 0.867), measured after training on two thirds of an "
+                   "independent writer's replies and all of a fifth writer's")
 def test_per_class_targets_on_the_eval_bank(bank: list[dict[str, str]]) -> None:
     scores = per_class(expand(bank))
     for name in ("confirm_request", "consent", "non_consent"):

@@ -4,7 +4,7 @@ of further help, is a user reply consent, non-consent or a closing.
 Two linear models (one per role), each a bag of nine margin averaged perceptrons (integer
 updates, margin 20, each member in its own seeded order over the whole bank; the members' integer
 weights summed, so the bag is one linear model and costs no more to apply) trained by
-``python -m trajforge.environments.dialogue.train`` on ``banks/train.jsonl`` (6,150 rows:
+``python -m trajforge.environments.dialogue.train`` on ``banks/train.jsonl`` (7,715 rows:
 fragment-composed sentences plus ~3,700 hand-written ones, in retail, airline, banking and
 telecom wording and, from the second writer below, insurance, hotels, appointments, utilities,
 delivery, rentals and more).
@@ -28,10 +28,12 @@ text (about 140 us on first sight, on a shared 2-core machine).
 Measured (benchmarks/results/dialogue_acts.md) on ``banks/eval.jsonl``, a bank written separately
 from the training bank and from the generator's phrases (disjoint after normalisation, no shared
 word 6-gram; tests/environments/test_dialogue_acts.py checks both): confirm_request P 0.999
-R 1.000, anything_else P 1.000 R 0.994, consent P 0.976 R 0.970, non_consent P 0.970 R 0.976,
-closing P 0.979 R 0.979; the generator's own phrases, all four domains' (17,995 with what the
-agent found before a confirmation and its answers to the user's behaviours), are all read
-right. Consent and non-consent are below the 98% target on eval. An agent that says what it
+R 1.000, anything_else P 1.000 R 0.994, consent P 0.979 R 0.979, non_consent P 0.979 R 0.979,
+closing P 0.986 R 0.972 (after ``banks/train.jsonl`` took a fifth writer's replies, below;
+before: consent P 0.976 R 0.970, non_consent P 0.970 R 0.976, closing P 0.979 R 0.979); the
+generator's own phrases, all four domains' (20,731 with what the agent found before a
+confirmation and its answers to the user's behaviours), are all read right. Consent,
+non-consent and closing recall are below the 98% target on eval. An agent that says what it
 found before it asks ("The order shows as pending. Let me know if I should cancel it.") is read
 as ``other`` more often: both banks got such messages (``found_prefix`` rows: a hand-written
 statement, different in train and eval, before a row of the same bank;
@@ -114,6 +116,15 @@ a go-ahead cue outside a negation's scope, two thirds of writer4 in training, an
 same features; none lowered the independent writers' errors by more than a few. A fine-tuned
 all-MiniLM-L6-v2 made 78 errors on writer2-4 against the shipped model's 97 (more on dev and
 dev2), still short of 98%, and it needs torch.
+
+A fifth writer (session 25, ``benchmarks/data/writer5.jsonl``: 768 replies to confirmation
+requests in nineteen phenomena, written by a helper that saw no bank, no generator phrase and no
+test) is trained on whole (738 rows after the banks' filter), with 23 rows written for two families
+of the generator's phrases it had made misread (a redirect after a request, "nope" closings;
+``benchmarks/data/dialogue_bank_rows.py``). The independent writers' errors fell from 97 to 77
+(writer2 28 -> 25, writer3 43 -> 31, writer4 26 -> 21; consent recall 0.867, 0.931, 0.891), dev's
+from 7 to 5, while dev2's rose from 1 to 6; consent and non-consent on the evaluation bank are one
+error each short of 98%.
 
 The user model reads a reply without the message it answers; "Ok, thanks." or "You got it,
 thanks." after a confirmation request are consents to the evaluation bank's writer and ``other`` or

@@ -10,7 +10,9 @@ version. Choices (bag size, reshuffles rather than bootstrap samples, epochs, ma
 ``banks/dev.jsonl`` and ``banks/dev2.jsonl`` (hand-written, multi-domain: airline, banking,
 telecom and retail replies and agent messages) and on the generator's phrases (all must be read
 right), not on the evaluation bank. ``banks/writer2.jsonl`` (a third of a second writer's replies;
-the other two thirds are in train.jsonl) is held out too: neither trained nor tuned on.
+the other two thirds are in train.jsonl) is held out too: neither trained nor tuned on. A fifth
+writer's replies (``benchmarks/data/writer5.jsonl``) are in train.jsonl whole; the third and
+fourth writers' banks are held out whole.
 """
 
 from __future__ import annotations
