@@ -13,7 +13,7 @@ in train.jsonl the user model read two more of writer2's consents wrong.
 
     .venv/bin/python benchmarks/data/dialogue_bank_rows.py train   # then eval; then retrain; writer3 or writer4 for its bank
 
-``train`` also adds the trained writers' rows (``TRAINED_WRITERS``: writer5) and the rows written
+``train`` also adds the trained writers' rows (``TRAINED_WRITERS``: writer5, writer6) and the rows written
 for the generator's phrase families they had made misread (``written_for_generator``).
 """
 import hashlib
@@ -274,7 +274,20 @@ def held_out_rows(writer):
 # misread (a redirect after a request, "Actually, I changed my mind. Please swap ...", as consent;
 # two "Oh, nope, ... Thanks a bunch!" closings as non-consent): the rows below, written for those two
 # families in other words, put them right.
-TRAINED_WRITERS = ("writer5",)
+# A sixth writer (session 25): 670 replies to confirmation requests in eleven consent and seventeen
+# non-consent phenomena across registers (terse, chat, dictated, non-native, elderly formal, emoji),
+# and 260 replies to an offer of more help (160 closings, 100 new requests or questions), by a helper
+# that saw no bank, no generator phrase and no test (``writer6.jsonl`` here). Trained on: its consents,
+# non-consents and closings, without its polite refusals by thanks ("I'm good, thanks.": read without
+# the message it answers, the same text as a closing; with them three of dev2's closings were read as
+# non-consent) and without its replies that go on after an offer (with them the held-out writers'
+# consent errors were 70 instead of 58). Held-out writers' consent errors with writer5 in: 77; with
+# writer6's replies to requests: 60 (63 without its polite refusals); with its closings too: 58, and
+# as shipped, once a row the scripted user says verbatim ("Of course.") was filtered out: 61
+# (writer2 18, writer3 25, writer4 18 of 287, 597, 291; dev 4, dev2 4). dev2's "nah ty" closing is
+# read as a refusal with any of writer6 in.
+TRAINED_WRITERS = {"writer5": (("consent", "non_consent"), ()),
+                   "writer6": (("consent", "non_consent", "closing"), ("thanks_decline",))}
 TRAIN_CHANGED_MIND = [
  "Actually, I've changed my mind. I'd rather exchange the jacket for a bigger size.",
  "Actually, I changed my mind. Could you switch the colour of the kettle on that order instead?",
@@ -305,7 +318,8 @@ TRAIN_NOPE_CLOSINGS = [
 
 
 def trained_writer_rows(writer, base):
-    """A writer's rows for train.jsonl (phenomenon ``<writer>:<tag>``, no context): those whose text
+    """A writer's rows for train.jsonl (phenomenon ``<writer>:<tag>``, no context) of the labels and
+    phenomena ``TRAINED_WRITERS`` takes from it: those whose text
     (normalised) is in no other bank, not in ``base`` and not among the generator's phrases, and
     that share no word 6-gram with eval.jsonl."""
     from trajforge.environments.dialogue.evaluate import generator_phrases
@@ -319,14 +333,36 @@ def trained_writer_rows(writer, base):
                 taken.add(_norm(text))
                 if name == "eval":
                     eval_grams |= _grams(text)
-    taken |= {_norm(r["text"]) for r in generator_phrases()}
+    taken |= {_norm(r["text"]) for r in generator_phrases()} | {_norm(t) for t in _scripted_fragments()}
     source = Path(__file__).with_name(f"{writer}.jsonl").read_text(encoding="utf-8").splitlines()
     out = []
     for r in (json.loads(line) for line in source if line.strip()):
-        if _norm(r["text"]) not in taken and not _grams(r["text"]) & eval_grams:
+        labels, left_out = TRAINED_WRITERS[writer]
+        if r["label"] in labels and r["phenomenon"] not in left_out and _norm(r["text"]) not in taken \
+                and not _grams(r["text"]) & eval_grams:
             taken.add(_norm(r["text"]))
             out.append({"text": r["text"], "role": "user", "label": r["label"],
                         "phenomenon": f"{writer}:{r['phenomenon']}"})
+    return out
+
+
+def _scripted_fragments():
+    """The scripted policies' own fragments and frames (lead-ins such as "Of course.", the user's
+    revisions and closings, the agent's acknowledgements), which no bank may hold verbatim."""
+    from trajforge.environments.retail.phrasing import IDENTITY, INTENTS, SLOTS
+    from trajforge.simulation import agents, user
+
+    out = [*IDENTITY.asks, *(t for group in IDENTITY.answers for t in group)]
+    for name in ("GREET", "CONFIRM", "ANYTHING_ELSE", "APOLOGY", "GOODBYE", "ACK"):
+        out += list(getattr(agents, name))
+    for name in ("GREETINGS", "LEADS", "THANKS", "YES"):
+        out += [t for group in getattr(user, name).values() for t in group]
+    for name in ("REVISE", "REDIRECT", "NEXT", "BYE", "LOST"):
+        out += list(getattr(user, name))
+    for slot in SLOTS.values():
+        out += [*slot.questions, *slot.answers]
+    for spec in INTENTS.values():
+        out += [*spec.requests, *spec.actions, *spec.reports]
     return out
 
 
@@ -356,7 +392,9 @@ if __name__ == "__main__":
     base = [json.loads(line) for line in kept]
     if which == "train":
         new = compose(base, TRAIN_FOUND, 7, 260, 160, 60) + slot_actions(TRAIN_SLOT_ACTIONS) + action_rows(base, 15)
-        new += [r for w in TRAINED_WRITERS for r in trained_writer_rows(w, base)] + written_for_generator()
+        for writer in TRAINED_WRITERS:  # no text twice: each writer's filter sees the rows before it
+            new += trained_writer_rows(writer, base + new)
+        new += written_for_generator()
     else:
         new = compose(base, EVAL_FOUND, 11, 150, 80, 40) + unhappy(EVAL_UNHAPPY)
     made = [json.dumps(r, ensure_ascii=False) for r in new]

@@ -4,7 +4,7 @@ of further help, is a user reply consent, non-consent or a closing.
 Two linear models (one per role), each a bag of nine margin averaged perceptrons (integer
 updates, margin 20, each member in its own seeded order over the whole bank; the members' integer
 weights summed, so the bag is one linear model and costs no more to apply) trained by
-``python -m trajforge.environments.dialogue.train`` on ``banks/train.jsonl`` (7,715 rows:
+``python -m trajforge.environments.dialogue.train`` on ``banks/train.jsonl`` (8,405 rows:
 fragment-composed sentences plus ~3,700 hand-written ones, in retail, airline, banking and
 telecom wording and, from the second writer below, insurance, hotels, appointments, utilities,
 delivery, rentals and more).
@@ -29,11 +29,12 @@ Measured (benchmarks/results/dialogue_acts.md) on ``banks/eval.jsonl``, a bank w
 from the training bank and from the generator's phrases (disjoint after normalisation, no shared
 word 6-gram; tests/environments/test_dialogue_acts.py checks both): confirm_request P 0.999
 R 1.000, anything_else P 1.000 R 0.994, consent P 0.979 R 0.979, non_consent P 0.979 R 0.979,
-closing P 0.986 R 0.972 (after ``banks/train.jsonl`` took a fifth writer's replies, below;
-before: consent P 0.976 R 0.970, non_consent P 0.970 R 0.976, closing P 0.979 R 0.979); the
-generator's own phrases, all four domains' (20,731 with what the agent found before a
-confirmation and its answers to the user's behaviours), are all read right. Consent,
-non-consent and closing recall are below the 98% target on eval. An agent that says what it
+closing P 0.980 R 0.993 (since ``banks/train.jsonl`` took a fifth and a sixth writer's replies,
+below; before: consent P 0.976 R 0.970, non_consent P 0.970 R 0.976, closing P 0.979 R 0.979);
+the generator's own phrases, all four domains' (20,731 with what the agent found before a
+confirmation and its answers to the user's behaviours), are all read right. Consent and
+non-consent are one or two errors short of 98% on eval (6-7 consents missed and 7-8 non-consents
+taken for consent on five training seeds; the shipped seed misses 7 and takes 7). An agent that says what it
 found before it asks ("The order shows as pending. Let me know if I should cancel it.") is read
 as ``other`` more often: both banks got such messages (``found_prefix`` rows: a hand-written
 statement, different in train and eval, before a row of the same bank;
@@ -117,14 +118,17 @@ same features; none lowered the independent writers' errors by more than a few. 
 all-MiniLM-L6-v2 made 78 errors on writer2-4 against the shipped model's 97 (more on dev and
 dev2), still short of 98%, and it needs torch.
 
-A fifth writer (session 25, ``benchmarks/data/writer5.jsonl``: 768 replies to confirmation
-requests in nineteen phenomena, written by a helper that saw no bank, no generator phrase and no
-test) is trained on whole (738 rows after the banks' filter), with 23 rows written for two families
-of the generator's phrases it had made misread (a redirect after a request, "nope" closings;
-``benchmarks/data/dialogue_bank_rows.py``). The independent writers' errors fell from 97 to 77
-(writer2 28 -> 25, writer3 43 -> 31, writer4 26 -> 21; consent recall 0.867, 0.931, 0.891), dev's
-from 7 to 5, while dev2's rose from 1 to 6; consent and non-consent on the evaluation bank are one
-error each short of 98%.
+A fifth and a sixth writer (session 25, ``benchmarks/data/writer5.jsonl`` and ``writer6.jsonl``:
+768 replies to confirmation requests in nineteen phenomena; 930 replies to requests and to offers
+of more help across registers, chat, dictated, non-native, elderly and emoji among them; each
+written by a helper that saw no bank, no generator phrase and no test) are trained on (738 and 690
+rows after the banks' filter; writer6 without its polite refusals by thanks, which are closings to a
+model that reads a reply alone, and without its replies that go on after an offer), with 23 rows
+written for two families of the generator's phrases the fifth writer made misread (a redirect after
+a request, "nope" closings; ``benchmarks/data/dialogue_bank_rows.py``). Chosen on the held-out
+banks: the independent writers' consent errors fell from 97 to 61 (writer2 28 -> 18, writer3
+43 -> 25, writer4 26 -> 18; consent recall 0.902, 0.948, 0.898), dev's from 7 to 4 and dev2's from
+1 to 4 (one of dev2's 36 closings, "nah ty", is now read as a refusal).
 
 The user model reads a reply without the message it answers; "Ok, thanks." or "You got it,
 thanks." after a confirmation request are consents to the evaluation bank's writer and ``other`` or
