@@ -1,4 +1,4 @@
-"""Sentences: the one rule by which every part of trajforge cuts a message into sentences.
+"""Sentences: the one rule by which every part of trajforge cuts a dialogue message into sentences.
 
 The claims parser reads a message sentence by sentence, the realiser capitalises the first word of
 each, the fault forms drop or swap one, the dialogue-act recogniser and the scripted user read the
@@ -11,7 +11,8 @@ question a message ends with. They all cut where this module says:
 - not after ``a.m.`` or ``p.m.`` before a word in lower case ("the 6:40 p.m. departure"; "It
   leaves at 6:40 p.m. Shall I book it?" is two).
 
-``"$12.50"`` has no space after its point, so it never ends a sentence.
+``"$12.50"`` has no space after its point, so it never ends a sentence. (The free text of a tool's
+output is cut at semicolons too, by the injection detector: ``environments.injection``.)
 """
 
 from __future__ import annotations

@@ -27,6 +27,8 @@ from trajforge.text import SENTENCE_BREAK
 
 # a first word that keeps its capital mid-sentence: "I" and its contractions
 _KEEPS_CAPITAL = re.compile(r"I(?:'[a-z]+)?\b")
+
+
 @dataclass(frozen=True)
 class Part:
     """A template and the values that fill it (``str.format`` placeholders)."""

@@ -34,9 +34,10 @@ below; before: consent P 0.976 R 0.970, non_consent P 0.970 R 0.976, closing P 0
 the generator's own phrases, all four domains' (20,731 with what the agent found before a
 confirmation and its answers to the user's behaviours), are all read right. Consent and
 non-consent are one or two errors short of 98% on eval (6-7 consents missed and 7-8 non-consents
-taken for consent on five training seeds; the shipped seed misses 7 and takes 7). An agent that says what it
-found before it asks ("The order shows as pending. Let me know if I should cancel it.") is read
-as ``other`` more often: both banks got such messages (``found_prefix`` rows: a hand-written
+taken for consent on five training seeds; the shipped seed misses 7 and takes 7).
+
+An agent that says what it found before it asks ("The order shows as pending. Let me know if I
+should cancel it.") is read as ``other`` more often: both banks got such messages (``found_prefix`` rows: a hand-written
 statement, different in train and eval, before a row of the same bank;
 ``benchmarks/data/dialogue_bank_rows.py``). On eval's 270 of them the model read
 confirm_request at P 0.993 R 1.000 before and after retraining; in 300 retail episodes worded
