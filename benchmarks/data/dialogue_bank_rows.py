@@ -237,33 +237,35 @@ HELD_OUT_WRITERS = {
 }
 
 
-def held_out_rows(writer):
-    """A held-out writer's rows (``<writer>.jsonl`` here; each with the agent's request it answers
-    as ``context``; ``HELD_OUT_WRITERS`` says who wrote them), for ``banks/<writer>.jsonl``: held
-    out whole. A row whose text (normalised) is in another bank or among the generator's phrases,
-    or among the scripted user's fragments, or that shares a word 6-gram with eval.jsonl, is
-    dropped."""
-    from trajforge.environments.dialogue.evaluate import generator_phrases
+def _taken(banks_read, base=()):
+    """The normalised texts a new row may not have (those of ``banks_read`` and ``base``, the
+    generator's phrases and the scripted policies' fragments) and eval.jsonl's word 6-grams."""
+    from trajforge.environments.dialogue.evaluate import generator_fragments, generator_phrases
 
     banks = Path(__file__).resolve().parents[2] / "trajforge/environments/dialogue/banks"
-    taken, eval_grams = set(), set()
-    others = ("eval", "dev", "dev2", "writer2", "train", *(w for w in HELD_OUT_WRITERS if w < writer))
-    for name in others:
+    taken, eval_grams = {_norm(r["text"]) for r in base}, set()
+    for name in banks_read:
         for line in (banks / f"{name}.jsonl").read_text(encoding="utf-8").splitlines():
             if line.strip():
                 text = json.loads(line)["text"]
                 taken.add(_norm(text))
                 if name == "eval":
                     eval_grams |= _grams(text)
-    taken |= {_norm(r["text"]) for r in generator_phrases()}
-    from trajforge.simulation import user  # and the scripted user's fragments ("Certainly." as a lead-in)
+    taken |= {_norm(r["text"]) for r in generator_phrases()} | {_norm(t) for t in generator_fragments()}
+    return taken, eval_grams
 
-    taken |= {_norm(t) for name in ("GREETINGS", "LEADS", "THANKS", "YES")
-              for group in getattr(user, name).values() for t in group}
+
+def held_out_rows(writer):
+    """A held-out writer's rows (``<writer>.jsonl`` here; each with the agent's request it answers
+    as ``context``; ``HELD_OUT_WRITERS`` says who wrote them), for ``banks/<writer>.jsonl``: held
+    out whole. A row whose text (normalised) is in another bank or among the generator's phrases,
+    or among the scripted policies' fragments, or that shares a word 6-gram with eval.jsonl, is
+    dropped."""
+    others = ("eval", "dev", "dev2", "writer2", "train", *(w for w in HELD_OUT_WRITERS if w < writer))
+    taken, eval_grams = _taken(others)
     source = Path(__file__).with_name(f"{writer}.jsonl").read_text(encoding="utf-8").splitlines()
     rows = [json.loads(line) for line in source if line.strip()]
     return [r for r in rows if _norm(r["text"]) not in taken and not _grams(r["text"]) & eval_grams]
-
 
 
 # A fifth writer (session 25): 768 replies to confirmation requests, consents and non-consents in
@@ -322,18 +324,7 @@ def trained_writer_rows(writer, base):
     phenomena ``TRAINED_WRITERS`` takes from it: those whose text
     (normalised) is in no other bank, not in ``base`` and not among the generator's phrases, and
     that share no word 6-gram with eval.jsonl."""
-    from trajforge.environments.dialogue.evaluate import generator_phrases
-
-    banks = Path(__file__).resolve().parents[2] / "trajforge/environments/dialogue/banks"
-    taken, eval_grams = {_norm(r["text"]) for r in base}, set()
-    for name in ("eval", "dev", "dev2", "writer2", *HELD_OUT_WRITERS):
-        for line in (banks / f"{name}.jsonl").read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                text = json.loads(line)["text"]
-                taken.add(_norm(text))
-                if name == "eval":
-                    eval_grams |= _grams(text)
-    taken |= {_norm(r["text"]) for r in generator_phrases()} | {_norm(t) for t in _scripted_fragments()}
+    taken, eval_grams = _taken(("eval", "dev", "dev2", "writer2", *HELD_OUT_WRITERS), base)
     source = Path(__file__).with_name(f"{writer}.jsonl").read_text(encoding="utf-8").splitlines()
     out = []
     for r in (json.loads(line) for line in source if line.strip()):
@@ -343,26 +334,6 @@ def trained_writer_rows(writer, base):
             taken.add(_norm(r["text"]))
             out.append({"text": r["text"], "role": "user", "label": r["label"],
                         "phenomenon": f"{writer}:{r['phenomenon']}"})
-    return out
-
-
-def _scripted_fragments():
-    """The scripted policies' own fragments and frames (lead-ins such as "Of course.", the user's
-    revisions and closings, the agent's acknowledgements), which no bank may hold verbatim."""
-    from trajforge.environments.retail.phrasing import IDENTITY, INTENTS, SLOTS
-    from trajforge.simulation import agents, user
-
-    out = [*IDENTITY.asks, *(t for group in IDENTITY.answers for t in group)]
-    for name in ("GREET", "CONFIRM", "ANYTHING_ELSE", "APOLOGY", "GOODBYE", "ACK"):
-        out += list(getattr(agents, name))
-    for name in ("GREETINGS", "LEADS", "THANKS", "YES"):
-        out += [t for group in getattr(user, name).values() for t in group]
-    for name in ("REVISE", "REDIRECT", "NEXT", "BYE", "LOST"):
-        out += list(getattr(user, name))
-    for slot in SLOTS.values():
-        out += [*slot.questions, *slot.answers]
-    for spec in INTENTS.values():
-        out += [*spec.requests, *spec.actions, *spec.reports]
     return out
 
 

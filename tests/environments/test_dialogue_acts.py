@@ -19,6 +19,7 @@ from trajforge.environments.dialogue import (
 from trajforge.environments.dialogue.evaluate import (
     action_grid,
     expand,
+    generator_fragments,
     generator_phrases,
     is_right,
     per_class,
@@ -34,24 +35,6 @@ def _norm(text: str) -> str:
     text = re.sub(r"\{[a-z_]+\}", " ", text.lower())
     text = re.sub(r"[^\w\s]", " ", text)
     return " ".join(text.split())
-
-
-def _generator_texts() -> list[str]:
-    from trajforge.environments.retail.phrasing import IDENTITY, INTENTS, SLOTS
-    from trajforge.simulation import agents, user
-
-    out: list[str] = [*IDENTITY.asks, *(t for group in IDENTITY.answers for t in group)]
-    for name in ("GREET", "CONFIRM", "ANYTHING_ELSE", "APOLOGY", "GOODBYE", "ACK"):
-        out += list(getattr(agents, name))
-    for name in ("GREETINGS", "LEADS", "THANKS", "YES"):
-        out += [t for group in getattr(user, name).values() for t in group]
-    for name in ("REVISE", "REDIRECT", "NEXT", "BYE", "LOST"):
-        out += list(getattr(user, name))
-    for slot in SLOTS.values():
-        out += [*slot.questions, *slot.answers]
-    for spec in INTENTS.values():
-        out += [*spec.requests, *spec.actions, *spec.reports]
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +127,7 @@ def test_bank_sizes(bank: list[dict[str, str]]) -> None:
 def test_banks_are_disjoint(train: list[dict[str, str]], bank: list[dict[str, str]],
                             dev: list[dict[str, str]], dev2: list[dict[str, str]],
                             writer2: list[dict[str, str]]) -> None:
-    gen = {_norm(t) for t in _generator_texts()} - {""}
+    gen = {_norm(t) for t in generator_fragments()} - {""}
     tr = {_norm(r["text"]) for r in train}
     ev = {_norm(r["text"]) for r in bank}
     dv = {_norm(r["text"]) for r in dev}

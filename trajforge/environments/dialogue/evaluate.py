@@ -180,6 +180,32 @@ def generator_phrases(domains: Sequence[type[Domain]] | None = None) -> list[dic
     return rows
 
 
+def generator_fragments(domains: Sequence[type[Domain]] | None = None) -> list[str]:
+    """The scripted policies' own fragments and templates, verbatim (lead-ins such as "Of
+    course.", the user's revisions and closings, the agent's acknowledgements, every installed
+    domain's or ``domains``' requests, actions, reports, slot and identity phrases): no bank may
+    hold one of them as a row."""
+    from trajforge.environments.registry import domain_names, load_domain_class
+    from trajforge.simulation import agents, user
+
+    if domains is None:
+        domains = [load_domain_class(name) for name in domain_names()]
+    out: list[str] = []
+    for d in domains:
+        out += [*d.identity.asks, *(t for group in d.identity.answers for t in group)]
+        for slot in d.slots.values():
+            out += [*slot.questions, *slot.answers]
+        for spec in d.intents.values():
+            out += [*spec.requests, *spec.actions, *spec.reports]
+    for name in ("GREET", "CONFIRM", "ANYTHING_ELSE", "APOLOGY", "GOODBYE", "ACK"):
+        out += list(getattr(agents, name))
+    for name in ("GREETINGS", "LEADS", "THANKS", "YES"):
+        out += [t for group in getattr(user, name).values() for t in group]
+    for name in ("REVISE", "REDIRECT", "NEXT", "BYE", "LOST"):
+        out += list(getattr(user, name))
+    return out
+
+
 def action_grid(templates: Sequence[str], label: str,
                 domains: Sequence[type[Domain]] | None = None) -> dict[str, Any]:
     """Whether a message is read the same whatever action it names: each ``{action}`` template
