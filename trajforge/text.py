@@ -23,9 +23,8 @@ _TITLES = ("Dr", "Mr", "Mrs", "Ms", "St", "Apt", "vs", "e.g", "i.e")
 _NOT_AFTER_TITLE = "".join(rf"(?<!\b{re.escape(t)}\.)" for t in _TITLES)
 _NOT_NUMBER_AFTER_NO = r"(?<!\bNo\.(?=\s+[#\d]))(?<!\bno\.(?=\s+[#\d]))"
 _NOT_LOWER_AFTER_TIME = r"(?<!\b[ap]\.m\.(?=\s+[a-z]))(?<!\b[AP]\.M\.(?=\s+[a-z]))"
-# the white space that ends a sentence (a group, so a caller can keep or replace it)
-SENTENCE_BREAK = re.compile(rf"{_NOT_AFTER_TITLE}(?<=[.!?])(?:{_NOT_NUMBER_AFTER_NO}{_NOT_LOWER_AFTER_TIME}"
-                            r"(\s+))|(\n+)")
+# the white space that ends a sentence
+SENTENCE_BREAK = re.compile(rf"{_NOT_AFTER_TITLE}(?<=[.!?]){_NOT_NUMBER_AFTER_NO}{_NOT_LOWER_AFTER_TIME}\s+|\n+")
 
 
 def sentences(text: str) -> list[str]:

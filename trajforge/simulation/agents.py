@@ -752,8 +752,9 @@ class ScriptedAgent:
         if self.form == "omitted_unavailability":
             for _ in range(10):
                 text = render(spec.reports, values, self._words, need=key) or ""
-                kept = [s for s in sentences(text) if values[key] not in s]
-                if kept and len(kept) < len(sentences(text)):
+                parts = sentences(text)
+                kept = [s for s in parts if values[key] not in s]
+                if kept and len(kept) < len(parts):
                     return " ".join(kept)
             return None
         value_keys = [k for k in values if k not in slots and k not in entity]
