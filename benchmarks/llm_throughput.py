@@ -25,11 +25,13 @@ From the server's request timeline (``/stats?timeline=1``: arrival and answer of
   by the episode header each request carries; after that fewer are left to start than the gate
   holds, so in flight must fall): the time-weighted mean, the minimum once it first reached 90%
   of the concurrency (the ramp before that is reported as its own time), the lowest mean over
-  one whole second after the ramp, the share of that time below 90% of the concurrency, and the
-  longest stretch below half of it (a batch boundary shows as one). The instantaneous minimum
-  counts every conversation between two calls (by Little's law, calls/s times the client's
-  turnaround per call are between calls on average, for bare litellm too); the 1 s mean is what
-  a server sees as its load.
+  any 100 ms and over any whole second after the ramp, the share of that time below 90% of the
+  concurrency, the longest stretch below 90% and the longest below half of it (a batch boundary
+  shows as one). The
+  instantaneous minimum counts every conversation between two calls: a client stall (a full
+  garbage collection of a large heap: 250-300 ms in the bare replay, whose prepared requests are
+  all in memory) shows as answers the server sent with no new request for as long; answers the
+  server sends in the same millisecond show as a dip of a few milliseconds.
 
 With a fixed latency every conversation of a wave is answered at the same instant, so all of
 them are between calls at once and in flight dips for as long as the client takes to send the
@@ -97,8 +99,10 @@ def tail_start(timeline: list[list[Any]], tail: float = 0.05) -> float:
     return order[min(len(order) - 1, math.ceil((1 - tail) * len(order)))]
 
 
-def _spread(bins: dict[int, float], a: float, b: float, level: int) -> None:
-    """Adds ``level`` over ``[a, b)`` (seconds after the ramp) to the per-second area ``bins``."""
+def _spread(bins: dict[int, float], a: float, b: float, level: int, width: float = 1.0) -> None:
+    """Adds ``level`` over ``[a, b)`` (seconds after the ramp) to ``bins``, the mean in flight
+    per ``width`` seconds (bin ``k`` covers ``[k * width, (k + 1) * width)``)."""
+    a, b = a / width, b / width
     while a < b:
         edge = min(b, math.floor(a) + 1)
         bins[int(a)] = bins.get(int(a), 0.0) + level * (edge - a)
@@ -119,7 +123,9 @@ def window_metrics(timeline: list[list[Any]], limit: int, launched: float | None
     low_time = 0.0
     min_after_ramp = None
     longest_half_gap, half_since = 0.0, None
-    bins: dict[int, float] = {}  # in-flight area per whole second after the ramp
+    longest_low, low_since = 0.0, None  # the longest stretch below 90% of the limit
+    bins: dict[int, float] = {}  # mean in flight per whole second after the ramp
+    tenths: dict[int, float] = {}  # and per 100 ms
     for t, d in events:
         if t > cut:
             break
@@ -130,11 +136,17 @@ def window_metrics(timeline: list[list[Any]], limit: int, launched: float | None
                 low_time += span if level < 0.9 * limit else 0.0
                 min_after_ramp = level if min_after_ramp is None else min(min_after_ramp, level)
                 _spread(bins, prev - ramp_end, t - ramp_end, level)
+                _spread(tenths, prev - ramp_end, t - ramp_end, level, 0.1)
         prev = t
         level += d
         if ramp_end is None and level >= 0.9 * limit:
             ramp_end = t
         if ramp_end is not None:
+            if level < 0.9 * limit and low_since is None:
+                low_since = t
+            elif level >= 0.9 * limit and low_since is not None:
+                longest_low = max(longest_low, t - low_since)
+                low_since = None
             if level < 0.5 * limit and half_since is None:
                 half_since = t
             elif level >= 0.5 * limit and half_since is not None:
@@ -149,8 +161,9 @@ def window_metrics(timeline: list[list[Any]], limit: int, launched: float | None
             "ramp_to_90pct_s": (ramp_end - first) if ramp_end is not None else None,
             "inflight_min_after_ramp": min_after_ramp,
             "inflight_min_1s_after_ramp": min((bins[k] for k in range(int(after_ramp))), default=None),
+            "inflight_min_100ms_after_ramp": min((tenths[k] for k in range(int(after_ramp * 10))), default=None),
             "share_below_90pct_after_ramp": low_time / after_ramp if after_ramp > 0 else None,
-            "longest_below_half_s": longest_half_gap}
+            "longest_below_90pct_s": longest_low, "longest_below_half_s": longest_half_gap}
 
 
 def server_cpu_s(server: PolicyServerProcess) -> float:
@@ -340,8 +353,9 @@ def render(payload: dict[str, Any]) -> str:
     lines += ["", "From the server's request timeline (in flight measured from the first request until the "
               "last 5% of the conversations begin; see the script's note):", "",
               "| phase | workers | launch to first request s | in-window calls/s | whole-command share of "
-              "bare calls/s | mean in flight | ramp to 90% s | min in flight after ramp | lowest 1 s mean | "
-              "time below 90% | longest below 50% s |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+              "bare calls/s | mean in flight | ramp to 90% s | min in flight after ramp | lowest 100 ms mean | "
+              "lowest 1 s mean | time below 90% | longest below 90% s | longest below 50% s |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
     def _n(x: Any, f: str = ".2f") -> str:
         return "-" if x is None else format(x, f)
@@ -352,8 +366,10 @@ def render(payload: dict[str, Any]) -> str:
         lines.append(f"| {name} | {row.get('workers', 1)} | {_n(w.get('first_request_after_launch_s'))} | "
                      f"{_n(w.get('in_window_calls_per_s'), '.1f')} | {share:.2f}x | {_n(w.get('inflight_mean'), '.1f')} | "
                      f"{_n(w.get('ramp_to_90pct_s'))} | {_n(w.get('inflight_min_after_ramp'), '.0f')} | "
+                     f"{_n(w.get('inflight_min_100ms_after_ramp'), '.1f')} | "
                      f"{_n(w.get('inflight_min_1s_after_ramp'), '.1f')} | "
-                     f"{_n(w.get('share_below_90pct_after_ramp'), '.1%')} | {_n(w.get('longest_below_half_s'))} |")
+                     f"{_n(w.get('share_below_90pct_after_ramp'), '.1%')} | "
+                     f"{_n(w.get('longest_below_90pct_s'), '.3f')} | {_n(w.get('longest_below_half_s'))} |")
     lines += ["", "Build pass rates: " + ", ".join(
         f"{b['workers']} worker(s): {b['pass_rate']:.1%} of {b['episodes']} episodes, "
         f"{b['retries']} retries" for b in payload["builds"]), "",

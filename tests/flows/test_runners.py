@@ -116,7 +116,7 @@ def test_process_pool_builds_what_threads_build(tmp_path: Path, threads_out: Pat
 ])
 def test_a_model_backed_build_keeps_enough_batches_waiting_to_fill_the_gate(
         models: bool, concurrency: int, shard_size: int, ahead: int) -> None:
-    from trajforge.flows.runners import batches_ahead, make_task_runner
+    from trajforge.flows.runners import STRAGGLING, batches_ahead, episode_feed, make_task_runner, threads_ahead
 
     settings = {"simulation.concurrency": concurrency, "store.shard_size": shard_size}
     if models:
@@ -125,5 +125,11 @@ def test_a_model_backed_build_keeps_enough_batches_waiting_to_fill_the_gate(
     config = load_config(None, settings)
     assert config.uses_models() is models
     assert batches_ahead(config) == ahead
-    runner = make_task_runner(config.orchestration, 2, ahead=batches_ahead(config))
-    assert runner._max_workers == 2 + ahead
+    runner = make_task_runner(config.orchestration, 2, ahead=threads_ahead(config))
+    assert runner._max_workers == 2 + STRAGGLING * ahead  # room for the batches the feed adds
+    feed = episode_feed(config.model_copy(update={"store": config.store.model_copy(update={"workers": 2})}), "x")
+    if models:  # a gate's worth of places kept waiting, up to the threads
+        assert feed is not None
+        assert (feed.keep_waiting, feed.most, feed.granted()) == (concurrency, runner._max_workers, 0)
+    else:
+        assert feed is None

@@ -32,6 +32,7 @@ def test_places_go_to_the_lowest_rank_not_the_first_to_arrive() -> None:
         # (ranks 0..4) arrives next, and every place freed after that goes to it first
         await asyncio.gather(*(job(10 + i, 0.0) for i in range(5)), *(job(i, 0.001) for i in range(5)))
         assert most == 2
+        assert gate.granted == 10  # what a build's feed reads (store.builds.Feed)
         return order
 
     order = asyncio.run(scenario())

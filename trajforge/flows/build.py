@@ -44,7 +44,7 @@ from trajforge.errors import TrajforgeError
 from trajforge.flows import progress as build_progress
 from trajforge.flows.logs import command_log, log_failure, note_log, root_error
 from trajforge.flows.retry import retry_transient
-from trajforge.flows.runners import batches_ahead, check_runner, make_task_runner
+from trajforge.flows.runners import batches_ahead, check_runner, episode_feed, make_task_runner, threads_ahead
 from trajforge.flows.runtime import check_configured_server, prefect_runtime, results_dir, room_needed
 from trajforge.generators.batch import GeneratedBatch, generate_batch
 from trajforge.schemas.config import RunConfig
@@ -212,7 +212,7 @@ def build_dataset(config: dict[str, Any], grow: int = 0) -> BuildResult:
         # a bounded window: the flow holds a few results at a time, whatever the run size (and
         # every batch the runner keeps waiting at the gate: batches_ahead)
         window=max(2, 2 * cfg.store.workers, cfg.store.workers + batches_ahead(cfg)),
-        progress=build_progress.current(),
+        feed=episode_feed(cfg, invocation), progress=build_progress.current(),
         log=logger.info, warn=logger.warning)
     result.seconds = result.flow_seconds = time.perf_counter() - began
     return result
@@ -223,7 +223,7 @@ def scheduled_build(config: dict[str, Any], grow: int = 0) -> dict[str, Any]:
     """A deployment's entry point: the build with the task runner its config names (a flow's
     task runner is fixed when it starts, so the choice is made here, at run time)."""
     cfg = run_config(config)
-    runner = make_task_runner(cfg.orchestration, cfg.store.workers, ahead=batches_ahead(cfg))
+    runner = make_task_runner(cfg.orchestration, cfg.store.workers, ahead=threads_ahead(cfg))
     with build_lock(cfg.store.out):
         result = build_dataset.with_options(task_runner=runner)(config=config, grow=grow)
     return {"run_id": result.run_id, "computed": result.shards_done, "cached": result.cached,
@@ -251,7 +251,7 @@ def build(config: RunConfig, progress: Progress | None = None, quiet: bool = Fal
                 with build_progress.reporting_to(progress), \
                         prefect_runtime(out, config.orchestration, quiet=quiet) as runtime:
                     runner = make_task_runner(config.orchestration, config.store.workers, quiet=quiet,
-                                              ahead=batches_ahead(config))
+                                              ahead=threads_ahead(config))
                     result = build_dataset.with_options(task_runner=runner)(
                         config=config.model_dump(mode="json"), grow=grow)
                 result.startup_seconds = runtime.startup_seconds

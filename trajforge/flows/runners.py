@@ -2,13 +2,16 @@
 
 - ``threads`` (default): a thread pool in the build's process; right for I/O-bound (LLM) work.
   Its batches play their episodes on the process's one episode loop, through one gate of
-  ``simulation.concurrency`` (``simulation/worker_state.py``). A model-backed build gets
-  ``batches_ahead`` threads more than ``workers`` (one, or more when a batch holds fewer
-  episodes than the gate), so batches are always generated and waiting at the gate while the
-  others finish: the next batch's episodes take the slots the last episodes of the previous one
-  free, and the model server sees no gap at batch boundaries (measured with one thread ahead
-  at 15-blueprint batches and a gate of 16: no conversation started for 4.7 s while one batch
-  was verified and written, ``benchmarks/llm_throughput.py``).
+  ``simulation.concurrency`` (``simulation/worker_state.py``). A model-backed build starts with
+  ``batches_ahead`` batches more than ``workers`` (one, or more when a batch holds fewer
+  episodes than the gate), so batches are generated and waiting at the gate while the others
+  finish: the next batch's episodes take the slots the last episodes of the previous one free,
+  and the model server sees no gap at batch boundaries (measured with one batch ahead at
+  15-blueprint batches and a gate of 16: no conversation started for 4.7 s while one batch was
+  verified and written, ``benchmarks/llm_throughput.py``). From then on the flow adds a batch
+  whenever those in flight hold fewer places the gate has not granted than the gate has
+  (``episode_feed``): a batch keeps its thread until its longest episode ends, so the pool has
+  ``threads_ahead`` threads more than ``workers``.
 - ``processes``: a process pool on this machine; CPU-bound scripted builds scale with cores.
 - ``dask``: an existing cluster at ``address`` (``tcp://host:8786``), or a local cluster of
   ``workers`` worker processes (one thread each) started and stopped with the build.
@@ -30,6 +33,7 @@ from typing import Any
 from trajforge.errors import ConfigError
 from trajforge.flows.runtime import QUIET_ENV, set_quiet_console
 from trajforge.schemas.config import OrchestrationConfig, RunConfig
+from trajforge.store.builds import Feed
 
 EXTRAS = {"dask": ("prefect_dask", "distributed"), "ray": ("prefect_ray", "ray")}
 
@@ -77,17 +81,41 @@ def _process_pool_runner() -> type:
 
 def batches_ahead(config: RunConfig) -> int:
     """Batches a model-backed build keeps generated and waiting at the episode gate beyond its
-    ``workers`` running ones: enough that their episodes alone fill the gate
+    ``workers`` running ones from the start: enough that their episodes alone fill the gate
     (``simulation.concurrency``), at least one; none for a scripted build."""
     if not config.uses_models():
         return 0
     return max(1, math.ceil(config.simulation.concurrency / config.store.shard_size))
 
 
+STRAGGLING = 4  # batches ahead the threads runner has room for, as a multiple of ``batches_ahead``
+
+
+def threads_ahead(config: RunConfig) -> int:
+    """Threads the threads runner has beyond ``workers``: room for the batches waiting at the gate
+    (``batches_ahead``) and for the ones the build's ``store.builds.Feed`` adds while earlier
+    batches still finish their longest episodes."""
+    return STRAGGLING * batches_ahead(config)
+
+
+def episode_feed(config: RunConfig, invocation: str) -> Feed | None:
+    """How a model-backed build on the threads runner keeps its process's episode gate fed
+    (``store.builds.Feed``): a gate's worth of places waiting, up to the runner's threads. Other
+    runners have a gate per worker process, which the flow cannot see: their window alone."""
+    if config.orchestration.runner != "threads" or not config.uses_models():
+        return None
+    from trajforge.simulation.worker_state import places_granted
+
+    return Feed(granted=functools.partial(places_granted, invocation),
+                places_per_blueprint=len(config.simulation.agents),
+                keep_waiting=config.simulation.concurrency,
+                most=config.store.workers + threads_ahead(config))
+
+
 def make_task_runner(orchestration: OrchestrationConfig, workers: int, quiet: bool = False,
                      ahead: int = 0) -> Any:
     """The task runner ``orchestration.runner`` names, for ``workers`` batches at once (and,
-    on the threads runner, ``ahead`` batches more: ``batches_ahead``, see the module note)."""
+    on the threads runner, ``ahead`` batches more: ``threads_ahead``, see the module note)."""
     check_runner(orchestration)
     runner = orchestration.runner
     if runner == "threads":

@@ -52,10 +52,12 @@ def warm_imports() -> None:
             importlib.import_module(name)
         except ImportError:  # not in this install (pandas, litellm: extras): the child imports what it needs
             pass
+    from trajforge.environments.dialogue.model import load_models
     from trajforge.flows.build import _BATCH_ENTRY
     from trajforge.sources import module_closure
 
     module_closure(_BATCH_ENTRY)  # cached for the process: the children's code_version is cheap
+    load_models()  # the recogniser's weights, read once here rather than in every build
 
 
 def _peer_uid(conn: socket.socket) -> int:

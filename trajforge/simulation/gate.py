@@ -30,6 +30,7 @@ class OrderedGate:
         self._free = limit
         self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
         self._arrivals = itertools.count()
+        self.granted = 0  # places granted so far (a build reads how far its batches got: ``store.builds.Feed``)
 
     @asynccontextmanager
     async def place(self, rank: int = 0) -> AsyncIterator[None]:
@@ -43,6 +44,7 @@ class OrderedGate:
     async def _acquire(self, rank: int) -> None:
         if self._free > 0:  # a free place means no live waiter: ``_release`` hands it to one first
             self._free -= 1
+            self.granted += 1
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         heapq.heappush(self._waiting, (rank, next(self._arrivals), future))
@@ -58,5 +60,6 @@ class OrderedGate:
             _, _, future = heapq.heappop(self._waiting)
             if not future.done():  # a cancelled waiter's future is done
                 future.set_result(None)
+                self.granted += 1
                 return
         self._free += 1
