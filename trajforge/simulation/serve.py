@@ -29,6 +29,7 @@ scripted model, like a real one, repeats the call correctly once it sees the too
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import random
 import time
@@ -324,6 +325,10 @@ async def serve(server: PolicyServer, host: str, port: int,
     """Serve until cancelled."""
     from aiohttp import web
 
+    # what the server holds from the start (imports, the domain, every blueprint) lives as long as
+    # it does: kept out of the collector's full passes, which over a 1,000-blueprint build's went
+    # silent for ~365 ms and then sent the answers due meanwhile at once (issue 21)
+    gc.freeze()
     runner = web.AppRunner(make_app(server), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port, backlog=4096)
