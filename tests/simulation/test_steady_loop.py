@@ -18,7 +18,7 @@ MODELS = {"simulation.agents": ["llm"], "simulation.agent_model.model": "openai/
 
 
 def test_a_model_backed_context_steadies_its_loop_until_the_last_one_closes() -> None:
-    open_before, interval_before = worker_state._STEADY[0], sys.getswitchinterval()
+    open_before, interval_before = worker_state._STEADY.loops, sys.getswitchinterval()
     config = load_config(None, MODELS)
     first = SimulationContext(config, config_domain(config))
     second = SimulationContext(config, config_domain(config))
@@ -31,7 +31,7 @@ def test_a_model_backed_context_steadies_its_loop_until_the_last_one_closes() ->
     finally:
         first.close()
         second.close()
-    assert worker_state._STEADY[0] == open_before
+    assert worker_state._STEADY.loops == open_before
     if open_before == 0:
         assert gc.get_freeze_count() == 0  # nothing stays out of collection
         assert sys.getswitchinterval() == interval_before

@@ -30,6 +30,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from trajforge.environments.base import Domain
@@ -47,12 +48,20 @@ _DOMAINS: OrderedDict[tuple[str, int, int], Domain] = OrderedDict()  # built, le
 _ADOPTED: dict[tuple[str, int, int], Domain] = {}  # a caller's instances, cannot be rebuilt
 _BUDGETS: dict[str, Budget] = {}  # invocation -> its budget in this process
 _CONTEXTS: dict[tuple[str, str], SimulationContext] = {}  # (invocation, config)
-_STEADY: list[Any] = [0, None]  # model-backed contexts open in this process; the switch interval before
+
+
+@dataclass
+class _Steady:
+    loops: int = 0  # model-backed contexts open in this process
+    interval_s: float = 0.0  # the switch interval before the first of them
+
+
+_STEADY = _Steady()
 _STEADY_LOCK = threading.Lock()  # not ``_LOCK``: contexts are made while it is held
 SWITCH_INTERVAL_S = 0.001  # how long another thread may hold the interpreter lock while the loop waits
 
 
-def _steady_loop(starting: bool) -> None:
+def _steady_loop_start() -> None:
     """While a model-backed episode loop runs in this process, keep the rest of the process from
     stopping it (issue 21: each stop leaves answers unread, and the model server sees in flight
     fall by as many):
@@ -71,17 +80,20 @@ def _steady_loop(starting: bool) -> None:
     the recogniser read before the loop starts (``SimulationContext``): lowest 100 ms mean in
     flight 44.6 -> 62.3, the longest stretch below 90% of the gate 3 ms."""
     with _STEADY_LOCK:
-        if starting:
-            if _STEADY[0] == 0:
-                _STEADY[1] = sys.getswitchinterval()
-                sys.setswitchinterval(SWITCH_INTERVAL_S)
-            _STEADY[0] += 1
-            gc.freeze()
-            return
-        _STEADY[0] -= 1
-        if _STEADY[0] == 0:
+        if _STEADY.loops == 0:
+            _STEADY.interval_s = sys.getswitchinterval()
+            sys.setswitchinterval(SWITCH_INTERVAL_S)
+        _STEADY.loops += 1
+        gc.freeze()
+
+
+def _steady_loop_end() -> None:
+    """Undo ``_steady_loop_start`` once the last model-backed context of the process closes."""
+    with _STEADY_LOCK:
+        _STEADY.loops -= 1
+        if _STEADY.loops == 0:
             gc.unfreeze()
-            sys.setswitchinterval(_STEADY[1])
+            sys.setswitchinterval(_STEADY.interval_s)
 
 
 T = TypeVar("T")
@@ -161,10 +173,10 @@ class SimulationContext:
             # read before the first episode ends: on the loop, the first check's read of the
             # recogniser's weights stopped every conversation for 165-300 ms (issue 21)
             load_models()
-            _steady_loop(starting=True)
             self.budget = budget or llm.Budget(sim.gateway.max_cost_usd)
             self.gateway = llm.Gateway(sim.gateway, self.budget, random.Random(config.domain.seed),
                                        concurrency=self.concurrency)
+            _steady_loop_start()  # last: a context that failed to be made never ends it
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         """Run ``coroutine`` on the context's loop and wait for its result (from any thread but
@@ -187,7 +199,7 @@ class SimulationContext:
             self._thread.join()
             self.loop.close()
             if self.steadies_loop:
-                _steady_loop(starting=False)
+                _steady_loop_end()
 
     async def _shutdown(self) -> None:
         if self.gateway is not None:
@@ -280,10 +292,10 @@ def release_invocation(invocation: str) -> None:
 def _forget_after_fork() -> None:
     global _LOCK, _STEADY_LOCK
     _LOCK, _STEADY_LOCK = threading.Lock(), threading.Lock()
-    if _STEADY[0]:  # the parent's loops are not the child's
-        _STEADY[0] = 0
+    if _STEADY.loops:  # the parent's loops are not the child's
+        _STEADY.loops = 0
         gc.unfreeze()
-        sys.setswitchinterval(_STEADY[1])
+        sys.setswitchinterval(_STEADY.interval_s)
     _CONTEXTS.clear()
     _BUDGETS.clear()
 
