@@ -14,10 +14,14 @@ The config is one YAML file (``configs/sft-tiny.yaml`` shows every section)::
 validated by ``SFTConfig`` itself, so every TRL option is available and none is duplicated here.
 Defaults trajforge sets unless the config says otherwise: ``assistant_only_loss`` (only the
 agent's words and tool calls are trained), evaluation on the ``validation`` split when it has
-rows, ``bf16`` on a GPU, no external loggers. The run writes checkpoints (``--resume`` continues
-from the last one), the final model and tokenizer in ``output_dir`` (loadable with
-``from_pretrained``, so ``trajforge eval --policy hf:OUTPUT_DIR`` works), ``loss_curve.csv`` and
-``loss_curve.png``, and ``train_summary.json``.
+rows (none without one, whatever ``sft.eval_strategy`` says), ``bf16`` on a GPU, no external
+loggers. The run writes checkpoints (``--resume`` continues from the last one), the final
+model and tokenizer in ``output_dir`` (loadable with ``from_pretrained``, so ``trajforge eval
+--policy hf:OUTPUT_DIR`` works), ``loss_curve.csv`` and ``loss_curve.png``, and
+``train_summary.json``.
+
+``after_tool_weight: 4`` (default 1: off) weighs the loss of the agent's messages right after a
+tool result four times the rest (``trajforge.sft.weighting``).
 
 ``curriculum: [2, 4]`` (default ``[]``: off) trains on short prefixes first, as in TCOD: a stage
 of every training conversation cut right after its 2nd assistant message, then one cut after
@@ -50,6 +54,7 @@ from trajforge.errors import ConfigError
 from trajforge.sft.curriculum import check_horizons, curriculum_stages
 from trajforge.sft.minilm import MiniLMConfig
 from trajforge.sft.tiny import TinyModelConfig
+from trajforge.sft.weighting import role_markers
 from trajforge.trainer_args import SCIENTIFIC, renamed_fields, time_limit
 
 if TYPE_CHECKING:
@@ -90,6 +95,9 @@ class TrainConfig(BaseModel):
     threads: int | None = Field(None, ge=1, description=(
         "CPU threads for torch (None: torch's default). On a shared CPU, 1 thread can be several times "
         "faster than 2: torch's OpenMP workers spin-wait on each other when another process holds a core"))
+    after_tool_weight: float = Field(1.0, gt=0, description=(
+        "loss weight of the agent's messages that directly follow a tool result, the others 1 "
+        "(trajforge.sft.weighting; 1: off). Needs the built-in models' chat template"))
     curriculum: tuple[int, ...] = Field((), description=(
         "horizons of the prefix stages, strictly increasing: stage h trains on every conversation cut "
         "after its h-th assistant message, before a final stage of whole conversations (empty: off)"))
@@ -126,6 +134,8 @@ def sft_config(config: TrainConfig, has_validation: bool) -> Any:
     if has_validation:
         values.setdefault("eval_strategy", "steps")
         values.setdefault("eval_steps", values.get("save_steps", 200))
+    else:  # nothing to evaluate on, whatever the config file asks (TRL would stop with a ValueError)
+        values["eval_strategy"] = "no"
     try:
         return SFTConfig(**renamed_fields(SFTConfig, values))
     except TypeError as exc:  # an unknown field
@@ -305,21 +315,51 @@ def check_curriculum_args(config: TrainConfig, args: Any) -> None:
                                                          "stages; leave it out or remove curriculum")
 
 
-def sft_trainer_class(sequential: bool) -> Any:
-    """TRL's ``SFTTrainer``, or with ``sequential`` a subclass that reads the training rows in
-    their order (a curriculum's stages) instead of shuffling them."""
+def sft_trainer_class() -> Any:
+    """TRL's ``SFTTrainer`` with two switches set on the instance after it is made:
+    ``sequential`` reads the training rows in their order (a curriculum's stages) instead of
+    shuffling them; ``turn_weights`` (``trajforge.sft.weighting``) weights the training loss per
+    token. Off, both leave TRL's behaviour as it is."""
+    import torch
+    from torch.utils.data import Sampler, SequentialSampler
     from trl import SFTTrainer
 
-    if not sequential:
-        return SFTTrainer
-    from torch.utils.data import Sampler, SequentialSampler
+    from trajforge.sft.weighting import after_tool_weights
 
-    class SequentialSFTTrainer(SFTTrainer):
-        def _get_train_sampler(self, train_dataset: Any = None) -> Sampler[int]:
+    class TrajforgeSFTTrainer(SFTTrainer):
+        sequential = False
+        turn_weights: tuple[Any, float] | None = None  # (RoleMarkers, weight)
+
+        def _get_train_sampler(self, train_dataset: Any = None) -> Sampler[int] | None:
+            if not self.sequential:
+                return super()._get_train_sampler(train_dataset)
             dataset: Any = self.train_dataset if train_dataset is None else train_dataset
             return SequentialSampler(dataset)
 
-    return SequentialSFTTrainer
+        def compute_loss(self, model: Any, inputs: Any, return_outputs: bool = False,
+                         num_items_in_batch: Any = None) -> Any:
+            if self.turn_weights is None or not model.training or return_outputs:
+                return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+            markers, weight = self.turn_weights
+            inputs["use_cache"] = False
+            outputs = model(**inputs, fused_lm_head=True)
+            # the fused head scores position t+1 from t: weights of the shifted labels
+            weights = after_tool_weights(inputs["input_ids"], inputs["labels"], markers, weight)[:, 1:]
+            loss = -(outputs.log_probs * weights).sum() / weights.sum().clamp(min=1.0)
+            # a mean over this micro-batch: the Trainer divides it by the accumulation steps
+            self.loss_is_scaled_for_ga = False  # type: ignore[assignment]  # TRL's base annotates only None
+            trained = outputs.label_mask.sum()
+            metrics = self._metrics["train"]
+            if outputs.entropy is not None:
+                metrics["entropy"].append((outputs.entropy.detach().sum() / trained.clamp(min=1)).item())
+            if outputs.is_top1 is not None:
+                metrics["mean_token_accuracy"].append((outputs.is_top1.sum() / trained.clamp(min=1)).item())
+            self._total_train_tokens += int(inputs["attention_mask"].sum().item()) if "attention_mask" in inputs \
+                else int(inputs["input_ids"].numel())
+            metrics["num_tokens"] = [self._total_train_tokens]
+            return loss.to(torch.float32)
+
+    return TrajforgeSFTTrainer
 
 
 # --- the run ----------------------------------------------------------------------------------
@@ -377,9 +417,12 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
             raise ConfigError("lora", " ".join(str(exc).split())) from None
     started = time.perf_counter()
     callbacks = [time_limit(config.max_minutes * 60.0)] if config.max_minutes else None
-    trainer = sft_trainer_class(bool(config.curriculum))(
+    trainer = sft_trainer_class()(
         model=model, args=args, train_dataset=staged, eval_dataset=validation,
         processing_class=tokenizer, peft_config=peft_config, callbacks=callbacks)
+    trainer.sequential = bool(config.curriculum)
+    if config.after_tool_weight != 1.0:
+        trainer.turn_weights = (role_markers(tokenizer, config.model), config.after_tool_weight)
     result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     seconds = time.perf_counter() - started
     final = _trained_model(trainer.model, output_dir / "adapter" if peft_config is not None else None)
@@ -399,7 +442,7 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
     summary = {
         "model": config.model, "data": config.data, "output_dir": str(output_dir),
         "parameters": sum(p.numel() for p in final.parameters()),
-        "train_rows": train.num_rows, "curriculum": stages,
+        "train_rows": train.num_rows, "curriculum": stages, "after_tool_weight": config.after_tool_weight,
         "validation_rows": validation.num_rows if validation is not None else 0,
         "global_step": result.global_step, "train_loss": result.training_loss,
         "final_eval_loss": eval_losses[-1] if eval_losses else None,
