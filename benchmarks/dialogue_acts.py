@@ -6,9 +6,9 @@ Reports per class precision/recall/F1 and counts on trajforge/environments/dialo
 (banks/dev.jsonl, the hand-written set models are chosen by), per class on the dev2 bank
 (banks/dev2.jsonl, multi-domain), per class and per phenomenon on the writer2 bank (banks/writer2.jsonl:
 user replies by a second, independent writer who never saw the other banks, held out from training;
-harder than eval by design), the same on the writer3 and writer4 banks (banks/writer3.jsonl, banks/writer4.jsonl: a
-third and a fourth writer's replies to confirmation requests, never trained on), the action grid (request templates filled with
-the generator's actions), accuracy per phenomenon, the confusion, the
+harder than eval by design), the same on the banks held out whole (``HELD_OUT``: banks/writer3.jsonl,
+writer4, writer7, writer8, replies to confirmation requests never trained on), the action grid
+(request templates filled with the generator's actions), accuracy per phenomenon, the confusion, the
 accuracy on the scripted policies' own phrases, and microseconds per classification (first
 sight of a text, i.e. uncached, and cached). Results go to benchmarks/results/dialogue_acts.{md,json}.
 
@@ -61,13 +61,20 @@ def _speed(rows: list[dict[str, str]], repeat: int = 5) -> dict[str, float]:
     return {"uncached_us": min(uncached) * 1e6, "cached_us": cached * 1e6, "messages": len(texts)}
 
 
+# the banks held out whole: replies to confirmation requests by writers that saw no bank, no
+# generator phrase and no test (benchmarks/data/dialogue_bank_rows.py, HELD_OUT_WRITERS)
+HELD_OUT = {"writer3": "a third writer's replies to confirmation requests, session 15",
+            "writer4": "a fourth writer's replies to confirmation requests, session 23",
+            "writer7": "a seventh writer's replies to confirmation requests, session 27",
+            "writer8": "an eighth writer's replies to confirmation requests, session 27"}
+
+
 def measure() -> dict[str, Any]:
     bank = read_bank("eval.jsonl")
     rows = expand(bank)
     dev = read_bank("dev.jsonl")
     writer2 = read_bank("writer2.jsonl")
-    writer3 = read_bank("writer3.jsonl")
-    writer4 = read_bank("writer4.jsonl")
+    held_out = {name: read_bank(f"{name}.jsonl") for name in HELD_OUT}
     gen = generator_phrases()
     eval_templates = [r["text"] for r in bank if r.get("phenomenon") == "template"]
     lists = runpy.run_path(str(HERE / "data" / "action_lists.py"))
@@ -76,18 +83,17 @@ def measure() -> dict[str, Any]:
                  for r in gen if not is_right(r, predict(r))]
     return {
         "bank_sizes": {"eval_entries": len(bank), "eval_measured": len(rows), "dev_entries": len(dev),
-                       "writer2_entries": len(writer2), "writer3_entries": len(writer3),
-                       "writer4_entries": len(writer4),
+                       "writer2_entries": len(writer2),
+                       **{f"{name}_entries": len(rows) for name, rows in held_out.items()},
                        "train_entries": len(read_bank("train.jsonl"))},
         "per_class": per_class(rows),
         "per_class_dev": {k: v for k, v in per_class(dev).items() if k in ("consent", "non_consent")},
         "per_class_dev2": per_class(read_bank("dev2.jsonl")),
         "per_class_writer2": {k: v for k, v in per_class(writer2).items() if v["positives"]},
         "per_phenomenon_writer2": by_phenomenon(writer2),
-        "per_class_writer3": {k: v for k, v in per_class(writer3).items() if v["positives"]},
-        "per_phenomenon_writer3": by_phenomenon(writer3),
-        "per_class_writer4": {k: v for k, v in per_class(writer4).items() if v["positives"]},
-        "per_phenomenon_writer4": by_phenomenon(writer4),
+        **{f"per_class_{name}": {k: v for k, v in per_class(rows).items() if v["positives"]}
+           for name, rows in held_out.items()},
+        **{f"per_phenomenon_{name}": by_phenomenon(rows) for name, rows in held_out.items()},
         "per_phenomenon": by_phenomenon(rows),
         "confusion": confusion(rows),
         "generator": {"n": len(gen), "right": len(gen) - len(gen_wrong), "wrong": gen_wrong},
@@ -122,10 +128,8 @@ def render(payload: dict[str, Any]) -> str:
                 ("Per class (dev2 bank, dev2.jsonl: multi-domain tuning set)", "per_class_dev2", None),
                 ("Per class (writer2 bank, writer2.jsonl: an independent writer's replies, held out)",
                  "per_class_writer2", "writer2"),
-                ("Per class (writer3 bank, writer3.jsonl: a third writer's replies to confirmation requests, "
-                 "session 15, held out whole)", "per_class_writer3", "writer3"),
-                ("Per class (writer4 bank, writer4.jsonl: a fourth writer's replies to confirmation requests, "
-                 "session 23, held out whole)", "per_class_writer4", "writer4"))
+                *((f"Per class ({name} bank, {name}.jsonl: {about}, held out whole)", f"per_class_{name}", name)
+                  for name, about in HELD_OUT.items()))
     for title, key, phenomena in sections:
         lines += ["", f"## {title}", "", *_class_rows(r.get(key, {}))]
         if phenomena:

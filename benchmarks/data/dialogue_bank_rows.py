@@ -234,6 +234,15 @@ HELD_OUT_WRITERS = {
                "(Two thirds of it in train.jsonl were tried: writer3's errors fell from 43 to 36, writer2's "
                "from 28 to 27, but dev's rose from 7 to 10 and the held third's from 10 to 14, so none of it "
                "is trained on.)",
+    "writer7": "A seventh writer's 723 replies to confirmation requests in 16 consent and 15 non-consent "
+               "phenomena across 131 requests of many businesses, written in session 27 by a helper that saw no "
+               "bank, no generator phrase and no test. (Trained on whole, as writer5 and writer6 are, it moved "
+               "nothing: the other held-out writers' consent errors 61 -> 63, eval's 14 -> 15, writer8's 27 -> "
+               "27, so none of it is trained on.)",
+    "writer8": "An eighth writer's 516 replies to confirmation requests in 21 consent and 22 non-consent "
+               "phenomena (polarity flips after \"do you mind\", replies in other languages, echoes of the "
+               "action, counter-proposals among them), written in session 27 by a helper that saw no bank, no "
+               "generator phrase and no test, as a held-out measure only.",
 }
 
 
