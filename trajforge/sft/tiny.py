@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -30,38 +31,65 @@ END_TOKEN = "<|end|>"
 PAD_TOKEN = "<|pad|>"
 CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
 
-SYSTEM_BLOCK = (
-    "{%- if messages[0].role == 'system' or tools %}<|system|>"
-    "{%- if messages[0].role == 'system' %}{{ messages[0].content }}{% endif %}"
-    "{%- if tools %}{{ '\\n# Tools' }}"
-    "{%- for tool in tools %}{%- set f = tool.function if tool.function is defined else tool %}{{ '\\n' }}"
-    "{{ f.name }}({{ (f.parameters.properties if f.parameters is defined and f.parameters.properties "
-    "is defined else {}) | join(', ') }}): {{ f.description | default('') }}"
-    "{%- endfor %}{% endif %}"
-    "<|end|>{%- endif %}"
-)
-DIALOGUE = (
-    "{%- for message in messages %}"
-    "{%- if message.role == 'assistant' %}<|assistant|>"
-    "{%- generation %}"
-    "{%- if message.content %}{{ message.content }}{% endif %}"
-    "{%- for call in message.tool_calls or [] %}"
-    "<tool_call>{{ {'name': call.function.name, 'arguments': call.function.arguments} | tojson }}</tool_call>"
-    "{%- endfor %}<|end|>"
-    "{%- endgeneration %}"
-    "{%- elif message.role == 'tool' %}<|tool|>{{ message.content }}<|end|>"
-    "{%- elif message.role == 'user' %}<|user|>{{ message.content }}<|end|>"
-    "{%- endif %}"
-    "{%- endfor %}"
-    "{%- if add_generation_prompt %}<|assistant|>{% endif %}"
-)
-CHAT_TEMPLATE = SYSTEM_BLOCK + DIALOGUE
+@dataclass(frozen=True)
+class Markers:
+    """How a chat template opens each role's message and ends it: the tiny template's own role
+    tokens, or ChatML's (``<|im_start|>role``, ``<|im_end|>``) for a model pretrained on it."""
+
+    system: str
+    user: str
+    assistant: str
+    tool: str
+    end: str  # ends every message; inside the assistant's generation span, so a model learns to stop
+    after: str = ""  # written after ``end``, outside the span
 
 
-def chat_template(system_prompt: bool = True) -> str:
-    """The tiny chat template; without ``system_prompt`` it renders the dialogue only (see
-    ``TinyModelConfig.system_prompt``)."""
-    return CHAT_TEMPLATE if system_prompt else DIALOGUE
+TINY_MARKERS = Markers("<|system|>", "<|user|>", "<|assistant|>", "<|tool|>", END_TOKEN)
+CHATML_MARKERS = Markers("<|im_start|>system\n", "<|im_start|>user\n", "<|im_start|>assistant\n",
+                         "<|im_start|>tool\n", "<|im_end|>", "\n")
+
+
+def _literal(text: str) -> str:
+    """``text`` in the template source: as it is, or, where it holds whitespace (which a ``{%-``
+    tag after it would strip) or Jinja's characters, as an expression (a JSON string is a valid
+    Jinja string literal)."""
+    if not text or not any(c.isspace() or c in "{}%#" for c in text):
+        return text
+    return "{{ " + json.dumps(text) + " }}"
+
+
+def chat_template(system_prompt: bool = True, markers: Markers = TINY_MARKERS) -> str:
+    """The compact chat template (module docstring) with ``markers``; without ``system_prompt`` it
+    renders the dialogue only (see ``TinyModelConfig.system_prompt``)."""
+    m = {k: _literal(v) for k, v in vars(markers).items()}
+    system = (
+        "{%- if messages[0].role == 'system' or tools %}" + m["system"] +
+        "{%- if messages[0].role == 'system' %}{{ messages[0].content }}{% endif %}"
+        "{%- if tools %}{{ '\\n# Tools' }}"
+        "{%- for tool in tools %}{%- set f = tool.function if tool.function is defined else tool %}{{ '\\n' }}"
+        "{{ f.name }}({{ (f.parameters.properties if f.parameters is defined and f.parameters.properties "
+        "is defined else {}) | join(', ') }}): {{ f.description | default('') }}"
+        "{%- endfor %}{% endif %}" + m["end"] + m["after"] + "{%- endif %}"
+    )
+    dialogue = (
+        "{%- for message in messages %}"
+        "{%- if message.role == 'assistant' %}" + m["assistant"] +
+        "{%- generation %}"
+        "{%- if message.content %}{{ message.content }}{% endif %}"
+        "{%- for call in message.tool_calls or [] %}"
+        "<tool_call>{{ {'name': call.function.name, 'arguments': call.function.arguments} | tojson }}</tool_call>"
+        "{%- endfor %}" + m["end"] +
+        "{%- endgeneration %}" + m["after"] +
+        "{%- elif message.role == 'tool' %}" + m["tool"] + "{{ message.content }}" + m["end"] + m["after"] +
+        "{%- elif message.role == 'user' %}" + m["user"] + "{{ message.content }}" + m["end"] + m["after"] +
+        "{%- endif %}"
+        "{%- endfor %}"
+        "{%- if add_generation_prompt %}" + m["assistant"] + "{% endif %}"
+    )
+    return system + dialogue if system_prompt else dialogue
+
+
+CHAT_TEMPLATE = chat_template()
 
 
 class TinyModelConfig(BaseModel):

@@ -2,13 +2,14 @@
 
 The config is one YAML file (``configs/sft-tiny.yaml`` shows every section)::
 
-    model: tiny                 # "tiny", "minilm", a local model folder, or a Hub id
+    model: tiny                 # "tiny", "minilm", "smollm2", a local model folder, or a Hub id
     data: exports/retail-1k     # an export folder, a dataset folder (catalog), or a Hub dataset id
     output_dir: runs/sft-tiny
     sft: {...}                  # trl.SFTConfig fields, passed through as they are
     lora: null                  # peft.LoraConfig fields: LoRA on; add quantization: 4bit for QLoRA
     tiny: {...}                 # sizes of the tiny model (trajforge.sft.tiny.TinyModelConfig)
     minilm: {...}               # the pretrained MiniLM policy (trajforge.sft.minilm.MiniLMConfig)
+    smollm2: {...}              # SmolLM2-135M-Instruct from a package (trajforge.sft.smollm.SmolLMConfig)
 
 ``--set sft.learning_rate=3e-4`` and the like override any field; the ``sft`` section is
 validated by ``SFTConfig`` itself, so every TRL option is available and none is duplicated here.
@@ -53,6 +54,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from trajforge.errors import ConfigError
 from trajforge.sft.curriculum import check_horizons, curriculum_stages
 from trajforge.sft.minilm import MiniLMConfig
+from trajforge.sft.smollm import SmolLMConfig
 from trajforge.sft.tiny import TinyModelConfig
 from trajforge.sft.weighting import role_markers
 from trajforge.trainer_args import SCIENTIFIC, renamed_fields, time_limit
@@ -61,7 +63,7 @@ if TYPE_CHECKING:
     from transformers import PreTrainedModel
 
 EXPORT_INFO_FILE = "trajforge_export.json"
-BUILT_MODELS = ("tiny", "minilm")  # built here from the training rows, no download
+BUILT_MODELS = ("tiny", "minilm", "smollm2")  # built here from packaged or no weights, no download
 DEFAULT_SFT: dict[str, Any] = {
     "assistant_only_loss": True,
     "report_to": "none",
@@ -87,6 +89,7 @@ class TrainConfig(BaseModel):
     quantization: Literal["4bit", "8bit"] | None = None
     tiny: TinyModelConfig = TinyModelConfig()
     minilm: MiniLMConfig = MiniLMConfig()
+    smollm2: SmolLMConfig = SmolLMConfig()
     max_train_rows: int | None = Field(None, ge=1)
     max_eval_rows: int | None = Field(None, ge=1, description="evaluate on the first N validation rows")
     max_minutes: float | None = Field(None, gt=0, description="stop training (and save) after this long")
@@ -190,6 +193,10 @@ def build_model(config: TrainConfig, train_rows: Any) -> tuple[Any, Any]:
         from trajforge.sft.minilm import build_minilm
 
         return build_minilm(train_rows, config.minilm)
+    if config.model == "smollm2":
+        from trajforge.sft.smollm import build_smollm
+
+        return build_smollm(config.smollm2)
     from trajforge.sft.tiny import build_tiny
 
     return build_tiny(train_rows, config.tiny, int(config.sft.get("seed", DEFAULT_SFT["seed"])))

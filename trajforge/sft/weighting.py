@@ -9,9 +9,11 @@ message that directly follows a tool message by ``w`` (the others keep 1); the l
 weighted mean over the trained tokens, so its scale stays that of the unweighted loss.
 Evaluation losses stay unweighted, comparable between runs with and without it.
 
-A message "follows a tool message" when the role marker before its ``<|assistant|>`` is
-``<|tool|>``: the built-in models' chat template (``trajforge.sft.tiny``) has such markers. A
-model whose tokenizer has none cannot use the option; ``role_markers`` says so.
+A message "follows a tool message" when the message before it is a tool's, read from the chat
+template's role markers: the tiny template's role tokens (``<|assistant|>``, ``<|tool|>``: the
+``tiny`` and ``minilm`` models) or ChatML's ``<|im_start|>`` followed by the role's name (the
+``smollm2`` model, and many instruct models). A model whose tokenizer has neither cannot use the
+option; ``role_markers`` says so.
 """
 
 from __future__ import annotations
@@ -25,28 +27,42 @@ if TYPE_CHECKING:
     import torch
 
 ROLE_MARKERS = ("<|system|>", "<|user|>", "<|assistant|>", "<|tool|>")
+CHATML_START = "<|im_start|>"
 IGNORE = -100
 
 
 @dataclass(frozen=True)
 class RoleMarkers:
-    """Token ids of the chat template's role markers."""
+    """Where messages start and which role each is: a message starts at a token of ``starts``;
+    its role is told by the token ``offset`` places on (0: the marker names the role itself; 1:
+    the first token of the role's name after ChatML's ``<|im_start|>``)."""
 
-    roles: tuple[int, ...]
+    starts: tuple[int, ...]
     assistant: int
     tool: int
+    offset: int = 0
+
+
+def _token(tokenizer: Any, token: str) -> int | None:
+    found = tokenizer.convert_tokens_to_ids(token)
+    return found if isinstance(found, int) and found != tokenizer.unk_token_id else None
 
 
 def role_markers(tokenizer: Any, source: str) -> RoleMarkers:
     """The role markers of ``tokenizer``, or a ``ConfigError`` naming ``source`` when it has none."""
-    ids = {}
-    for token in ROLE_MARKERS:
-        found = tokenizer.convert_tokens_to_ids(token)
-        if not isinstance(found, int) or found == tokenizer.unk_token_id:
-            raise ConfigError("after_tool_weight", f"needs the chat template's {token} marker, which the tokenizer "
-                                                   f"of '{source}' does not have (use --model tiny or minilm)")
-        ids[token] = found
-    return RoleMarkers(tuple(ids.values()), ids["<|assistant|>"], ids["<|tool|>"])
+    ids = [_token(tokenizer, t) for t in ROLE_MARKERS]
+    if all(i is not None for i in ids):
+        system, user, assistant, tool = (int(i) for i in ids if i is not None)
+        return RoleMarkers((system, user, assistant, tool), assistant, tool)
+    start = _token(tokenizer, CHATML_START)
+    if start is not None:
+        # a role is told by the first token of its name, which must differ between the roles
+        firsts = [(tokenizer.encode(name, add_special_tokens=False) or [-1])[0]
+                  for name in ("assistant", "tool", "user", "system")]
+        if -1 not in firsts and len(set(firsts)) == len(firsts):
+            return RoleMarkers((start,), firsts[0], firsts[1], offset=1)
+    raise ConfigError("after_tool_weight", f"needs role markers (<|assistant|> and <|tool|>, or ChatML's "
+                                           f"<|im_start|>), which the tokenizer of '{source}' does not have")
 
 
 def after_tool_weights(input_ids: torch.Tensor, labels: torch.Tensor, markers: RoleMarkers,
@@ -56,18 +72,20 @@ def after_tool_weights(input_ids: torch.Tensor, labels: torch.Tensor, markers: R
     is ignored."""
     import torch
 
-    is_role = torch.isin(input_ids, torch.tensor(markers.roles, device=input_ids.device))
+    is_role = torch.isin(input_ids, torch.tensor(markers.starts, device=input_ids.device))
     positions = torch.arange(input_ids.size(-1), device=input_ids.device).expand_as(input_ids)
     # for each position, where the latest role marker at or before it is (-1: none yet)
     latest = torch.where(is_role, positions, torch.full_like(positions, -1)).cummax(dim=-1).values
-    # for each role marker, the token of the marker before it (-1: the first)
-    marker_token = torch.where(is_role, input_ids, torch.full_like(input_ids, -1))
+    # the token that names each message's role
+    named = torch.gather(input_ids, -1, (positions + markers.offset).clamp(max=input_ids.size(-1) - 1))
+    # for each role marker, the role of the message before it (-1: the first)
+    marker_token = torch.where(is_role, named, torch.full_like(input_ids, -1))
     previous_marker = torch.full_like(input_ids, -1)
     previous_marker[..., 1:] = torch.gather(marker_token, -1, latest[..., :-1].clamp(min=0))
     previous_marker[..., 1:] = torch.where(latest[..., :-1] >= 0, previous_marker[..., 1:], -1)
     # the marker before the message a position belongs to
     before_message = torch.gather(previous_marker, -1, latest.clamp(min=0))
-    in_assistant = torch.gather(input_ids, -1, latest.clamp(min=0)) == markers.assistant
+    in_assistant = torch.gather(named, -1, latest.clamp(min=0)) == markers.assistant
     after_tool = in_assistant & (latest >= 0) & (before_message == markers.tool)
     trained = labels != IGNORE
     ones = trained.to(torch.float32)
