@@ -6,8 +6,8 @@ Reports per class precision/recall/F1 and counts on trajforge/environments/dialo
 (banks/dev.jsonl, the hand-written set models are chosen by), per class on the dev2 bank
 (banks/dev2.jsonl, multi-domain), per class and per phenomenon on the writer2 bank (banks/writer2.jsonl:
 user replies by a second, independent writer who never saw the other banks, held out from training;
-harder than eval by design), the same on the banks held out whole (``HELD_OUT``: banks/writer3.jsonl,
-writer4, writer7, writer8, replies to confirmation requests never trained on), the action grid
+harder than eval by design), the same on the banks held out whole (``HELD_OUT_WRITERS`` of
+benchmarks/data/dialogue_bank_rows.py: replies to confirmation requests never trained on), the action grid
 (request templates filled with the generator's actions), accuracy per phenomenon, the confusion, the
 accuracy on the scripted policies' own phrases, and microseconds per classification (first
 sight of a text, i.e. uncached, and cached). Results go to benchmarks/results/dialogue_acts.{md,json}.
@@ -61,39 +61,33 @@ def _speed(rows: list[dict[str, str]], repeat: int = 5) -> dict[str, float]:
     return {"uncached_us": min(uncached) * 1e6, "cached_us": cached * 1e6, "messages": len(texts)}
 
 
-# the banks held out whole: replies to confirmation requests by writers that saw no bank, no
-# generator phrase and no test (benchmarks/data/dialogue_bank_rows.py, HELD_OUT_WRITERS)
-HELD_OUT = {"writer3": "a third writer's replies to confirmation requests, session 15",
-            "writer4": "a fourth writer's replies to confirmation requests, session 23",
-            "writer7": "a seventh writer's replies to confirmation requests, session 27",
-            "writer8": "an eighth writer's replies to confirmation requests, session 27"}
-
-
 def measure() -> dict[str, Any]:
     bank = read_bank("eval.jsonl")
     rows = expand(bank)
     dev = read_bank("dev.jsonl")
     writer2 = read_bank("writer2.jsonl")
-    held_out = {name: read_bank(f"{name}.jsonl") for name in HELD_OUT}
+    bank_rows = runpy.run_path(str(HERE / "data" / "dialogue_bank_rows.py"))
+    held = bank_rows["held_out"]
+    # the banks held out whole, by writers that saw no bank, no generator phrase and no test
+    held_out = {name: read_bank(f"{name}.jsonl") for name in bank_rows["HELD_OUT_WRITERS"]}
     gen = generator_phrases()
     eval_templates = [r["text"] for r in bank if r.get("phenomenon") == "template"]
     lists = runpy.run_path(str(HERE / "data" / "action_lists.py"))
-    held = runpy.run_path(str(HERE / "data" / "dialogue_bank_rows.py"))["held_out"]
     gen_wrong = [{"source": r["phenomenon"], "text": r["text"], "predicted": predict(r)}
                  for r in gen if not is_right(r, predict(r))]
     return {
         "bank_sizes": {"eval_entries": len(bank), "eval_measured": len(rows), "dev_entries": len(dev),
                        "writer2_entries": len(writer2),
-                       **{f"{name}_entries": len(rows) for name, rows in held_out.items()},
+                       **{f"{name}_entries": len(written) for name, written in held_out.items()},
                        "train_entries": len(read_bank("train.jsonl"))},
         "per_class": per_class(rows),
         "per_class_dev": {k: v for k, v in per_class(dev).items() if k in ("consent", "non_consent")},
         "per_class_dev2": per_class(read_bank("dev2.jsonl")),
         "per_class_writer2": {k: v for k, v in per_class(writer2).items() if v["positives"]},
         "per_phenomenon_writer2": by_phenomenon(writer2),
-        **{f"per_class_{name}": {k: v for k, v in per_class(rows).items() if v["positives"]}
-           for name, rows in held_out.items()},
-        **{f"per_phenomenon_{name}": by_phenomenon(rows) for name, rows in held_out.items()},
+        **{f"per_class_{name}": {k: v for k, v in per_class(written).items() if v["positives"]}
+           for name, written in held_out.items()},
+        **{f"per_phenomenon_{name}": by_phenomenon(written) for name, written in held_out.items()},
         "per_phenomenon": by_phenomenon(rows),
         "confusion": confusion(rows),
         "generator": {"n": len(gen), "right": len(gen) - len(gen_wrong), "wrong": gen_wrong},
@@ -128,8 +122,11 @@ def render(payload: dict[str, Any]) -> str:
                 ("Per class (dev2 bank, dev2.jsonl: multi-domain tuning set)", "per_class_dev2", None),
                 ("Per class (writer2 bank, writer2.jsonl: an independent writer's replies, held out)",
                  "per_class_writer2", "writer2"),
-                *((f"Per class ({name} bank, {name}.jsonl: {about}, held out whole)", f"per_class_{name}", name)
-                  for name, about in HELD_OUT.items()))
+                *((f"Per class ({name} bank, {name}.jsonl: an independent writer's replies to confirmation "
+                   "requests, held out whole; who wrote it: HELD_OUT_WRITERS in benchmarks/data/"
+                   "dialogue_bank_rows.py)", f"per_class_{name}", name)
+                  for name in sorted(k[len("per_class_"):] for k in r if k.startswith("per_class_writer")
+                                     and k != "per_class_writer2")))
     for title, key, phenomena in sections:
         lines += ["", f"## {title}", "", *_class_rows(r.get(key, {}))]
         if phenomena:

@@ -44,9 +44,11 @@ class Markers:
     after: str = ""  # written after ``end``, outside the span
 
 
+ROLES = ("system", "user", "assistant", "tool")  # the fields of Markers that open a message, in order
+CHATML_START = "<|im_start|>"  # ChatML opens a message with this token, then the role's name
 TINY_MARKERS = Markers("<|system|>", "<|user|>", "<|assistant|>", "<|tool|>", END_TOKEN)
-CHATML_MARKERS = Markers("<|im_start|>system\n", "<|im_start|>user\n", "<|im_start|>assistant\n",
-                         "<|im_start|>tool\n", "<|im_end|>", "\n")
+CHATML_MARKERS = Markers(f"{CHATML_START}system\n", f"{CHATML_START}user\n", f"{CHATML_START}assistant\n",
+                         f"{CHATML_START}tool\n", "<|im_end|>", "\n")
 
 
 def _literal(text: str) -> str:

@@ -100,7 +100,7 @@ class TrainConfig(BaseModel):
         "faster than 2: torch's OpenMP workers spin-wait on each other when another process holds a core"))
     after_tool_weight: float = Field(1.0, gt=0, description=(
         "loss weight of the agent's messages that directly follow a tool result, the others 1 "
-        "(trajforge.sft.weighting; 1: off). Needs the built-in models' chat template"))
+        "(trajforge.sft.weighting; 1: off). Needs role markers: the built-in templates' or ChatML's"))
     curriculum: tuple[int, ...] = Field((), description=(
         "horizons of the prefix stages, strictly increasing: stage h trains on every conversation cut "
         "after its h-th assistant message, before a final stage of whole conversations (empty: off)"))

@@ -22,12 +22,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from trajforge.errors import ConfigError
+from trajforge.sft.tiny import CHATML_START, ROLES, TINY_MARKERS
 
 if TYPE_CHECKING:
     import torch
 
-ROLE_MARKERS = ("<|system|>", "<|user|>", "<|assistant|>", "<|tool|>")
-CHATML_START = "<|im_start|>"
 IGNORE = -100
 
 
@@ -50,17 +49,16 @@ def _token(tokenizer: Any, token: str) -> int | None:
 
 def role_markers(tokenizer: Any, source: str) -> RoleMarkers:
     """The role markers of ``tokenizer``, or a ``ConfigError`` naming ``source`` when it has none."""
-    ids = [_token(tokenizer, t) for t in ROLE_MARKERS]
-    if all(i is not None for i in ids):
-        system, user, assistant, tool = (int(i) for i in ids if i is not None)
-        return RoleMarkers((system, user, assistant, tool), assistant, tool)
+    ids = {role: _token(tokenizer, getattr(TINY_MARKERS, role)) for role in ROLES}
+    if None not in ids.values():
+        return RoleMarkers(tuple(int(i) for i in ids.values() if i is not None),
+                           int(ids["assistant"] or 0), int(ids["tool"] or 0))
     start = _token(tokenizer, CHATML_START)
     if start is not None:
         # a role is told by the first token of its name, which must differ between the roles
-        firsts = [(tokenizer.encode(name, add_special_tokens=False) or [-1])[0]
-                  for name in ("assistant", "tool", "user", "system")]
-        if -1 not in firsts and len(set(firsts)) == len(firsts):
-            return RoleMarkers((start,), firsts[0], firsts[1], offset=1)
+        firsts = {role: (tokenizer.encode(role, add_special_tokens=False) or [-1])[0] for role in ROLES}
+        if -1 not in firsts.values() and len(set(firsts.values())) == len(ROLES):
+            return RoleMarkers((start,), firsts["assistant"], firsts["tool"], offset=1)
     raise ConfigError("after_tool_weight", f"needs role markers (<|assistant|> and <|tool|>, or ChatML's "
                                            f"<|im_start|>), which the tokenizer of '{source}' does not have")
 
@@ -81,8 +79,8 @@ def after_tool_weights(input_ids: torch.Tensor, labels: torch.Tensor, markers: R
     # for each role marker, the role of the message before it (-1: the first)
     marker_token = torch.where(is_role, named, torch.full_like(input_ids, -1))
     previous_marker = torch.full_like(input_ids, -1)
-    previous_marker[..., 1:] = torch.gather(marker_token, -1, latest[..., :-1].clamp(min=0))
-    previous_marker[..., 1:] = torch.where(latest[..., :-1] >= 0, previous_marker[..., 1:], -1)
+    before = latest[..., :-1]
+    previous_marker[..., 1:] = torch.where(before >= 0, torch.gather(marker_token, -1, before.clamp(min=0)), -1)
     # the marker before the message a position belongs to
     before_message = torch.gather(previous_marker, -1, latest.clamp(min=0))
     in_assistant = torch.gather(named, -1, latest.clamp(min=0)) == markers.assistant
