@@ -65,6 +65,9 @@ def main() -> None:
                         help="also keep WORK/model and WORK/untrained from an earlier run (evaluate only)")
     parser.add_argument("--max-steps-per-turn", type=int, default=12)
     parser.add_argument("--eval-threads", type=int, default=None, help="torch threads for the evaluations")
+    parser.add_argument("--untrained-eval", type=Path, default=None, help=(
+        "the untrained model's evaluation JSON from an earlier run of the same model, data and evaluation "
+        "settings, read instead of evaluating it again (the log records the reuse)"))
     args = parser.parse_args()
     work = args.work
     data, export, model, untrained = work / "data", work / "export", work / "model", work / "untrained"
@@ -120,6 +123,11 @@ def main() -> None:
     evals = {}
     for name, folder in (("untrained", untrained), ("trained", model)):
         out_json = work / f"eval-{name}.json"
+        if name == "untrained" and args.untrained_eval is not None:
+            evals[name] = {**json.loads(args.untrained_eval.read_text()), "reused_from": str(args.untrained_eval)}
+            log.append({"command": "trajforge eval (untrained)", "seconds": None,
+                        "note": f"reused from {args.untrained_eval}"})
+            continue
         run([TRAJFORGE, "eval", "--policy", f"hf:{folder}", "--out", str(data), "--split", "test",
              "--limit", str(args.limit), "--trials", "1", "--max-turns", str(args.max_turns),
              "--max-new-tokens", str(args.max_new_tokens), "--batch-size", "10",

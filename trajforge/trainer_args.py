@@ -1,11 +1,14 @@
 """What the SFT and RL trainers share about their (transformers / TRL) arguments: numbers that
 YAML 1.1 readers leave as strings, fields renamed between transformers releases, and a wall-clock
-time limit. Imported by ``sft.train`` and ``rl.train``, so neither imports the other."""
+time limit that the learning-rate schedule follows. Imported by ``sft.train`` and ``rl.train``, so
+neither imports the other."""
 
 from __future__ import annotations
 
+import math
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 # `3e-3` read as a string by a YAML 1.1 loader; as a trainer argument it is a float
@@ -31,9 +34,30 @@ def renamed_fields(cls: Any, values: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
+def paced(schedule: Callable[[int], float], warmup: int, total: int, seconds: float,
+          clock: Callable[[], float]) -> Callable[[int], float]:
+    """``schedule`` (a step -> factor function of a ``LambdaLR``) run to whichever end comes first,
+    ``total`` steps or ``seconds`` on ``clock``: past the warmup it reads the later of the step and
+    the step that the elapsed share of the time corresponds to, so a cosine or linear decay ends
+    when the time does even if the steps would have gone on."""
+    started = clock()
+
+    def factor(step: int) -> float:
+        if step >= warmup and total > warmup:
+            share = min(1.0, (clock() - started) / seconds)
+            step = max(step, warmup + math.ceil(share * (total - warmup)))
+        return schedule(step)
+
+    return factor
+
+
 def time_limit(seconds: float) -> Any:
     """A callback that ends training (with a final evaluation and save) once ``seconds`` of
-    training have passed: a wall-clock budget rather than a step count."""
+    training have passed: a wall-clock budget rather than a step count. The learning-rate
+    schedule follows the same budget (``paced``): a decay planned over the run's steps ends when
+    the time ends, whichever comes first. Schedules that are not a ``LambdaLR`` (reduce-on-plateau)
+    keep their steps. On ``--resume`` the time counts from the resumed session's start."""
+    from torch.optim.lr_scheduler import LambdaLR
     from transformers import TrainerCallback
 
     class TimeLimit(TrainerCallback):
@@ -42,6 +66,12 @@ def time_limit(seconds: float) -> Any:
 
         def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             self.started = time.perf_counter()
+            scheduler = kwargs.get("lr_scheduler")
+            scheduler = getattr(scheduler, "scheduler", scheduler)  # accelerate's wrapper
+            if isinstance(scheduler, LambdaLR) and state.max_steps > 0:
+                warmup = args.get_warmup_steps(state.max_steps)
+                scheduler.lr_lambdas = [paced(f, warmup, state.max_steps, seconds, time.perf_counter)
+                                        for f in scheduler.lr_lambdas]
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
             if self.started is not None and time.perf_counter() - self.started >= seconds:

@@ -21,6 +21,13 @@ model and tokenizer in ``output_dir`` (loadable with ``from_pretrained``, so ``t
 --policy hf:OUTPUT_DIR`` works), ``loss_curve.csv`` and ``loss_curve.png``, and
 ``train_summary.json``.
 
+``trainable_layers: 10`` (default none: all) trains the last ten transformer blocks only
+(``trajforge.sft.freeze``): about twice the tokens per second for SmolLM2 on a CPU.
+
+``max_minutes`` ends training after that long, and a decaying learning-rate schedule (cosine,
+linear) then ends with it: the schedule runs to whichever comes first, its steps or the time
+(``trajforge.trainer_args.time_limit``).
+
 ``after_tool_weight: 4`` (default 1: off) weighs the loss of the agent's messages right after a
 tool result four times the rest (``trajforge.sft.weighting``).
 
@@ -101,6 +108,9 @@ class TrainConfig(BaseModel):
     after_tool_weight: float = Field(1.0, gt=0, description=(
         "loss weight of the agent's messages that directly follow a tool result, the others 1 "
         "(trajforge.sft.weighting; 1: off). Needs role markers: the built-in templates' or ChatML's"))
+    trainable_layers: int | None = Field(None, ge=1, description=(
+        "train only the last N transformer blocks and what follows them; the embeddings and the "
+        "blocks below stay frozen (trajforge.sft.freeze; None: all). Not with lora"))
     curriculum: tuple[int, ...] = Field((), description=(
         "horizons of the prefix stages, strictly increasing: stage h trains on every conversation cut "
         "after its h-th assistant message, before a final stage of whole conversations (empty: off)"))
@@ -422,6 +432,12 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
             peft_config = LoraConfig(**{"task_type": "CAUSAL_LM", **config.lora})
         except (TypeError, ValueError) as exc:
             raise ConfigError("lora", " ".join(str(exc).split())) from None
+    if config.trainable_layers is not None:
+        if peft_config is not None:
+            raise ConfigError("trainable_layers", "freezes blocks of the model itself; use it or lora, not both")
+        from trajforge.sft.freeze import freeze_lower_layers
+
+        freeze_lower_layers(model, config.trainable_layers)
     started = time.perf_counter()
     callbacks = [time_limit(config.max_minutes * 60.0)] if config.max_minutes else None
     trainer = sft_trainer_class()(
@@ -449,6 +465,7 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
     summary = {
         "model": config.model, "data": config.data, "output_dir": str(output_dir),
         "parameters": sum(p.numel() for p in final.parameters()),
+        "trainable_parameters": sum(p.numel() for p in model.parameters() if p.requires_grad),
         "train_rows": train.num_rows, "curriculum": stages, "after_tool_weight": config.after_tool_weight,
         "validation_rows": validation.num_rows if validation is not None else 0,
         "global_step": result.global_step, "train_loss": result.training_loss,
