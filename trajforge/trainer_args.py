@@ -51,12 +51,13 @@ def paced(schedule: Callable[[int], float], warmup: int, total: int, seconds: fl
     return factor
 
 
-def time_limit(seconds: float) -> Any:
+def time_limit(seconds: float, clock: Callable[[], float] = time.perf_counter) -> Any:
     """A callback that ends training (with a final evaluation and save) once ``seconds`` of
     training have passed: a wall-clock budget rather than a step count. The learning-rate
     schedule follows the same budget (``paced``): a decay planned over the run's steps ends when
     the time ends, whichever comes first. Schedules that are not a ``LambdaLR`` (reduce-on-plateau)
-    keep their steps. On ``--resume`` the time counts from the resumed session's start."""
+    keep their steps. On ``--resume`` the time counts from the resumed session's start. ``clock``
+    (seconds) is there for tests."""
     from torch.optim.lr_scheduler import LambdaLR
     from transformers import TrainerCallback
 
@@ -65,16 +66,16 @@ def time_limit(seconds: float) -> Any:
             self.started: float | None = None
 
         def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            self.started = time.perf_counter()
+            self.started = clock()
             scheduler = kwargs.get("lr_scheduler")
             scheduler = getattr(scheduler, "scheduler", scheduler)  # accelerate's wrapper
             if isinstance(scheduler, LambdaLR) and state.max_steps > 0:
                 warmup = args.get_warmup_steps(state.max_steps)
-                scheduler.lr_lambdas = [paced(f, warmup, state.max_steps, seconds, time.perf_counter)
+                scheduler.lr_lambdas = [paced(f, warmup, state.max_steps, seconds, clock)
                                         for f in scheduler.lr_lambdas]
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
-            if self.started is not None and time.perf_counter() - self.started >= seconds:
+            if self.started is not None and clock() - self.started >= seconds:
                 control.should_training_stop = True
                 control.should_evaluate = args.eval_strategy != "no"
                 control.should_save = True

@@ -56,7 +56,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from trajforge.errors import ConfigError
 from trajforge.sft.curriculum import check_horizons, curriculum_stages
@@ -119,6 +119,12 @@ class TrainConfig(BaseModel):
     @classmethod
     def _increasing_horizons(cls, horizons: tuple[int, ...]) -> tuple[int, ...]:
         return check_horizons(horizons)
+
+    @model_validator(mode="after")
+    def _freeze_or_lora(self) -> TrainConfig:
+        if self.trainable_layers is not None and self.lora is not None:
+            raise ValueError("trainable_layers freezes blocks of the model itself; use it or lora, not both")
+        return self
 
 
 def load_train_config(path: Path | None, overrides: dict[str, Any] | None = None) -> TrainConfig:
@@ -433,8 +439,6 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
         except (TypeError, ValueError) as exc:
             raise ConfigError("lora", " ".join(str(exc).split())) from None
     if config.trainable_layers is not None:
-        if peft_config is not None:
-            raise ConfigError("trainable_layers", "freezes blocks of the model itself; use it or lora, not both")
         from trajforge.sft.freeze import freeze_lower_layers
 
         freeze_lower_layers(model, config.trainable_layers)
