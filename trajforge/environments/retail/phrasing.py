@@ -70,8 +70,10 @@ SLOTS: dict[str, SlotSpec] = {
         "payment",
         questions=("Which payment method should the money go to or come from?",
                    "Which payment method would you like to use for this?",
-                   "Where should I send the refund: the original payment method or a gift card?"),
-        keywords=("which payment method", "send the refund", "money go to"),
+                   "Which of the payment methods on your account should I use?"),
+        # one slot for a refund's destination, an exchange's difference and an order's new method:
+        # the questions fit all three (no "refund" in a question about paying)
+        keywords=("which payment method", "payment methods on your account", "money go to"),
         answers=("Please use {value}.", "{value}.", "Let's use {value}."),
     ),
     "address": SlotSpec(
