@@ -35,16 +35,15 @@ def renamed_fields(cls: Any, values: dict[str, Any]) -> dict[str, Any]:
 
 
 def paced(schedule: Callable[[int], float], warmup: int, total: int, seconds: float,
-          clock: Callable[[], float]) -> Callable[[int], float]:
+          elapsed: Callable[[], float]) -> Callable[[int], float]:
     """``schedule`` (a step -> factor function of a ``LambdaLR``) run to whichever end comes first,
-    ``total`` steps or ``seconds`` on ``clock``: past the warmup it reads the later of the step and
-    the step that the elapsed share of the time corresponds to, so a cosine or linear decay ends
-    when the time does even if the steps would have gone on."""
-    started = clock()
+    ``total`` steps or ``seconds`` of ``elapsed`` time: past the warmup it reads the later of the
+    step and the step that the elapsed share of the time corresponds to, so a cosine or linear
+    decay ends when the time does even if the steps would have gone on."""
 
     def factor(step: int) -> float:
         if step >= warmup and total > warmup:
-            share = min(1.0, (clock() - started) / seconds)
+            share = min(1.0, elapsed() / seconds)
             step = max(step, warmup + math.ceil(share * (total - warmup)))
         return schedule(step)
 
@@ -65,17 +64,20 @@ def time_limit(seconds: float, clock: Callable[[], float] = time.perf_counter) -
         def __init__(self) -> None:
             self.started: float | None = None
 
+        def elapsed(self) -> float:
+            return clock() - self.started if self.started is not None else 0.0
+
         def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             self.started = clock()
             scheduler = kwargs.get("lr_scheduler")
             scheduler = getattr(scheduler, "scheduler", scheduler)  # accelerate's wrapper
             if isinstance(scheduler, LambdaLR) and state.max_steps > 0:
                 warmup = args.get_warmup_steps(state.max_steps)
-                scheduler.lr_lambdas = [paced(f, warmup, state.max_steps, seconds, clock)
+                scheduler.lr_lambdas = [paced(f, warmup, state.max_steps, seconds, self.elapsed)
                                         for f in scheduler.lr_lambdas]
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
-            if self.started is not None and clock() - self.started >= seconds:
+            if self.started is not None and self.elapsed() >= seconds:
                 control.should_training_stop = True
                 control.should_evaluate = args.eval_strategy != "no"
                 control.should_save = True

@@ -110,7 +110,7 @@ def test_trainable_layers_with_lora_is_refused(tmp_path):
 
 def test_paced_ends_a_schedule_when_the_time_ends_whichever_comes_first():
     now = [0.0]
-    linear = paced(lambda step: 1 - step / 100, warmup=10, total=100, seconds=10.0, clock=lambda: now[0])
+    linear = paced(lambda step: 1 - step / 100, warmup=10, total=100, seconds=10.0, elapsed=lambda: now[0])
     assert linear(5) == pytest.approx(0.95)  # the warmup reads its own steps
     now[0] = 5.0
     assert linear(20) == pytest.approx(1 - 55 / 100)  # half the time: half of the decay after the warmup
