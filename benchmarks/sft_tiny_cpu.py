@@ -65,6 +65,7 @@ def main() -> None:
                         help="also keep WORK/model and WORK/untrained from an earlier run (evaluate only)")
     parser.add_argument("--max-steps-per-turn", type=int, default=12)
     parser.add_argument("--eval-threads", type=int, default=None, help="torch threads for the evaluations")
+    parser.add_argument("--eval-bf16", action="store_true", help="evaluate under bf16 autocast (eval --bf16)")
     parser.add_argument("--untrained-eval", type=Path, default=None, help=(
         "the untrained model's evaluation JSON from an earlier run of the same model, data and evaluation "
         "settings, read instead of evaluating it again (the log records the reuse)"))
@@ -132,7 +133,8 @@ def main() -> None:
              "--limit", str(args.limit), "--trials", "1", "--max-turns", str(args.max_turns),
              "--max-new-tokens", str(args.max_new_tokens), "--batch-size", "10",
              "--max-steps-per-turn", str(args.max_steps_per_turn), "--quiet", "--json", str(out_json),
-             *(["--threads", str(args.eval_threads)] if args.eval_threads else [])], log)
+             *(["--threads", str(args.eval_threads)] if args.eval_threads else []),
+             *(["--bf16"] if args.eval_bf16 else [])], log)
         evals[name] = json.loads(out_json.read_text())
     load_after = os.getloadavg()
     RESULTS.mkdir(parents=True, exist_ok=True)

@@ -114,3 +114,26 @@ def test_split_spaces_makes_a_word_the_same_token_in_prose_and_in_json():
     tokens = spaced.tokenize(text)
     assert "Ġlena" not in tokens and tokens.count("lena") == 2
     assert spaced.decode(spaced(text, add_special_tokens=False)["input_ids"]) == text
+
+
+@pytest.mark.parametrize("bf16", [False, True])
+def test_bf16_generation_runs_the_layers_in_bfloat16_and_keeps_the_weights(tiny, bf16):
+    """``eval --bf16``: ``generate`` under bfloat16 autocast (the linear layers compute in bf16),
+    the weights untouched; without it, float32 throughout."""
+    import torch
+
+    from trajforge.simulation.local_model import DecodingConfig, hf_generate_batch
+
+    (model, tokenizer), rows = tiny
+    seen: list[torch.dtype] = []
+    layer = next(m for m in model.modules() if isinstance(m, torch.nn.Linear))
+    hook = layer.register_forward_hook(lambda _m, _i, out: seen.append(out.dtype))
+    prompt = tokenizer.apply_chat_template(rows[0]["messages"][:1], tools=rows[0]["tools"], tokenize=False,
+                                           add_generation_prompt=True)
+    try:
+        texts = hf_generate_batch(model, tokenizer, DecodingConfig(max_new_tokens=4, bf16=bf16))([prompt, prompt])
+    finally:
+        hook.remove()
+    assert len(texts) == 2 and texts[0] == texts[1]
+    assert seen and set(seen) == {torch.bfloat16 if bf16 else torch.float32}
+    assert all(p.dtype == torch.float32 for p in model.parameters())

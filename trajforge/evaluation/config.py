@@ -60,6 +60,9 @@ class EvalConfig(BaseModel):
     user_model: str | None = Field(None, description="an LLM plays the user (litellm name); None: scripted")
     user_api_base: str | None = Field(None, description="the user model's server")
     threads: int | None = Field(None, ge=1, description="torch CPU threads for an hf: policy")
+    bf16: bool = Field(False, description=(
+        "an hf: policy computes under bfloat16 autocast: 1.7x faster generation on a CPU with bf16 "
+        "instructions (benchmarks/results/eval_bf16.md); off: the model's own precision"))
 
     def play(self) -> PlayConfig:
         user = ModelConfig(model=self.user_model, api_base=self.user_api_base) if self.user_model is not None else None

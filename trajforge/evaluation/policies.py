@@ -40,17 +40,18 @@ def template_agents(name: str, tokenizer: Any, generator: Any, max_prompt_tokens
 
 
 def model_agents(model: Any, tokenizer: Any, name: str, *, max_new_tokens: int, batch_size: int,
-                 temperature: float, seed: int) -> AgentFactory:
+                 temperature: float, seed: int, bf16: bool = False) -> AgentFactory:
     """Agents for a model already in memory (e.g. the policy being trained in ``trajforge loop``)."""
     from trajforge.simulation.local_model import BatchedGenerator, DecodingConfig, context_length, hf_generate_batch
 
-    gen = DecodingConfig(max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
+    gen = DecodingConfig(max_new_tokens=max_new_tokens, temperature=temperature, seed=seed, bf16=bf16)
     return template_agents(name, tokenizer, BatchedGenerator(hf_generate_batch(model, tokenizer, gen), batch_size),
                            context_length(model) - max_new_tokens)
 
 
 def agent_factory(spec: PolicySpec, *, max_new_tokens: int, temperature: float, seed: int,
-                  api_base: str | None, batch_size: int, gateway: GatewayConfig | None = None) -> AgentFactory:
+                  api_base: str | None, batch_size: int, gateway: GatewayConfig | None = None,
+                  bf16: bool = False) -> AgentFactory:
     """How each episode gets its agent for a policy spec. Model loading happens here, once."""
     if spec.kind in ("hf", "vllm"):
         from trajforge.simulation.local_model import (
@@ -62,7 +63,7 @@ def agent_factory(spec: PolicySpec, *, max_new_tokens: int, temperature: float, 
             vllm_generate_batch,
         )
 
-        gen = DecodingConfig(max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
+        gen = DecodingConfig(max_new_tokens=max_new_tokens, temperature=temperature, seed=seed, bf16=bf16)
         if spec.kind == "hf":
             model, tokenizer = load_hf(spec.target)
             generate, context = hf_generate_batch(model, tokenizer, gen), context_length(model)

@@ -166,7 +166,8 @@ def prepare_evaluation(request: EvalConfig) -> PreparedEvaluation:
 
         quiet_provider_logs()
     make_agent = agent_factory(spec, max_new_tokens=request.max_new_tokens, temperature=request.temperature,
-                               seed=request.seed, api_base=request.api_base, batch_size=request.batch_size)
+                               seed=request.seed, api_base=request.api_base, batch_size=request.batch_size,
+                               bf16=request.bf16)
     return PreparedEvaluation(list(blueprints), source, f"{spec.kind}:{spec.target}", make_agent,
                               request.play(), agent_uses_model=spec.kind == "litellm")
 

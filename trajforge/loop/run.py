@@ -54,6 +54,7 @@ class HeldoutConfig(BaseModel):
     max_steps_per_turn: int = Field(6, ge=1, description="as RolloutConfig.max_steps_per_turn")
     max_new_tokens: int = Field(96, ge=1)
     batch_size: int = Field(16, ge=1)
+    bf16: bool = Field(False, description="generate under bfloat16 autocast (as EvalConfig.bf16)")
 
 
 class LoopConfig(BaseModel):
@@ -110,7 +111,7 @@ def _heldout_pass(model: Any, tokenizer: Any, blueprints: list[TaskBlueprint], c
     model.eval()
     # held-out pass@1 is measured greedily (temperature 0), so it does not depend on a seed
     make_agent = model_agents(model, tokenizer, name, max_new_tokens=config.max_new_tokens,
-                              batch_size=config.batch_size, temperature=0.0, seed=0)
+                              batch_size=config.batch_size, temperature=0.0, seed=0, bf16=config.bf16)
     play = PlayConfig(trials=1, max_turns=config.max_turns, max_steps_per_turn=config.max_steps_per_turn,
                       concurrency=config.batch_size)
     result = evaluate(blueprints, make_agent, name, play, source="loop-heldout")

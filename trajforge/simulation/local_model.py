@@ -151,6 +151,7 @@ class DecodingConfig:
     temperature: float = 0.0  # 0: greedy
     top_p: float = 1.0
     seed: int = 0
+    bf16: bool = False  # hf: compute under bfloat16 autocast (the weights stay as loaded)
 
 
 def set_torch_threads(threads: int | None) -> None:
@@ -208,7 +209,7 @@ def hf_generate_batch(model: Any, tokenizer: Any, settings: DecodingConfig) -> C
         kwargs: dict[str, Any] = {"max_new_tokens": settings.max_new_tokens, "eos_token_id": end_ids,
                                   "pad_token_id": tokenizer.pad_token_id,
                                   **sampling_kwargs(settings.temperature, settings.top_p, generator)}
-        with torch.no_grad():
+        with torch.no_grad(), torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=settings.bf16):
             output = model.generate(**batch, **kwargs)
         new = output[:, batch["input_ids"].shape[1]:]
         texts = []
