@@ -914,6 +914,9 @@ def eval_command(
         "--threads", min=1, help="CPU threads for a local model (1 is faster on a shared CPU)")] = None,
     bf16: Annotated[bool, typer.Option(
         "--bf16", help="a local model computes under bfloat16 autocast (faster on CPUs with bf16)")] = _EVAL["bf16"],
+    prefix_cache: Annotated[bool, typer.Option(
+        "--prefix-cache/--no-prefix-cache",
+        help="a local model reuses the keys and values of each episode's earlier turns")] = _EVAL["prefix_cache"],
     json_out: Annotated[Path | None, typer.Option("--json", help="also write the summary as JSON here")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="no progress bar")] = False,
 ) -> None:
@@ -932,7 +935,8 @@ def eval_command(
             "fresh_seed": fresh_seed, "limit": limit, "trials": trials, "max_turns": max_turns,
             "max_steps_per_turn": max_steps, "max_new_tokens": max_new_tokens, "temperature": temperature,
             "batch_size": batch_size, "api_base": api_base, "seed": seed, "user_model": user_model,
-            "user_api_base": user_api_base, "threads": threads, "bf16": bf16}))
+            "user_api_base": user_api_base, "threads": threads, "bf16": bf16,
+            "prefix_cache": prefix_cache}))
         with Progress(TextColumn("[bold]eval[/bold]"), BarColumn(), MofNCompleteColumn(),
                       TextColumn("episodes"), TimeElapsedColumn(), console=err, disable=quiet,
                       transient=True) as bar:

@@ -4,6 +4,8 @@ model and tokenizer save and load like any Hugging Face model."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from trajforge.schemas.messages import AssistantMessage
@@ -137,3 +139,34 @@ def test_bf16_generation_runs_the_layers_in_bfloat16_and_keeps_the_weights(tiny,
     assert len(texts) == 2 and texts[0] == texts[1]
     assert seen and set(seen) == {torch.bfloat16 if bf16 else torch.float32}
     assert all(p.dtype == torch.float32 for p in model.parameters())
+
+
+def test_the_prefix_cache_plays_the_same_episodes_and_reuses_the_earlier_turns(tiny):
+    """``eval --prefix-cache`` (the default): every turn after the first reuses the keys and values
+    of the episode's earlier turns, and the episodes are the ones played without it, message by
+    message (greedy, float32)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from trajforge.evaluation.policies import template_agents
+    from trajforge.simulation.local_model import BatchedGenerator, DecodingConfig, context_length, hf_generate_batch
+    from trajforge.simulation.prefix_cache import PrefixCache
+
+    (built, tokenizer), _ = tiny
+    torch.manual_seed(0)  # large random weights: every token's logits depend on the whole context
+    config = built.config.__class__.from_dict({**built.config.to_dict(), "initializer_range": 0.5,
+                                               "num_hidden_layers": 2})
+    model = AutoModelForCausalLM.from_config(config).eval()
+    blueprints = fresh_blueprints(3, seed=7)
+    play = PlayConfig(trials=1, max_turns=3, max_steps_per_turn=2, concurrency=3)
+    settings = DecodingConfig(max_new_tokens=12)
+    played = {}
+    for cache in (None, PrefixCache(6)):
+        generate = hf_generate_batch(model, tokenizer, settings, cache)
+        make_agent = template_agents("tiny", tokenizer, BatchedGenerator(generate, 3), context_length(model) - 12)
+        result = evaluate(blueprints, make_agent, "tiny", play, "fresh:7")
+        played[cache is None] = [json.loads(r["trajectory"])["messages"] for r in result.rows]
+    assert played[True] == played[False] and len(played[True]) == 3
+    assert sum(m["role"] == "assistant" for messages in played[True] for m in messages) >= 6
+    assert cache is not None and cache.reused_tokens > cache.computed_tokens > 0
+    assert 0 < len(cache) <= 6

@@ -63,6 +63,9 @@ class EvalConfig(BaseModel):
     bf16: bool = Field(False, description=(
         "an hf: policy computes under bfloat16 autocast: 1.7x faster generation on a CPU with bf16 "
         "instructions (benchmarks/results/eval_bf16.md); off: the model's own precision"))
+    prefix_cache: bool = Field(True, description=(
+        "an hf: policy keeps the keys and values of each episode's last turn and computes only what "
+        "the next prompt adds (trajforge.simulation.prefix_cache); off: every turn from the start"))
 
     def play(self) -> PlayConfig:
         user = ModelConfig(model=self.user_model, api_base=self.user_api_base) if self.user_model is not None else None

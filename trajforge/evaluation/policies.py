@@ -40,18 +40,25 @@ def template_agents(name: str, tokenizer: Any, generator: Any, max_prompt_tokens
 
 
 def model_agents(model: Any, tokenizer: Any, name: str, *, max_new_tokens: int, batch_size: int,
-                 temperature: float, seed: int, bf16: bool = False) -> AgentFactory:
+                 temperature: float, seed: int, bf16: bool, prefix_cache: bool) -> AgentFactory:
     """Agents for a model already in memory (e.g. the policy being trained in ``trajforge loop``)."""
     from trajforge.simulation.local_model import BatchedGenerator, DecodingConfig, context_length, hf_generate_batch
 
-    gen = DecodingConfig(max_new_tokens=max_new_tokens, temperature=temperature, seed=seed, bf16=bf16)
+    gen = DecodingConfig(max_new_tokens=max_new_tokens, temperature=temperature, seed=seed, bf16=bf16,
+                         prefix_cache=cache_entries(prefix_cache, batch_size))
     return template_agents(name, tokenizer, BatchedGenerator(hf_generate_batch(model, tokenizer, gen), batch_size),
                            context_length(model) - max_new_tokens)
 
 
+def cache_entries(prefix_cache: bool, batch_size: int) -> int:
+    """Prefix-cache entries for ``batch_size`` episodes in flight: each keeps its latest sequence,
+    and as many again for prompts that share only a start (``trajforge.simulation.prefix_cache``)."""
+    return 2 * batch_size if prefix_cache else 0
+
+
 def agent_factory(spec: PolicySpec, *, max_new_tokens: int, temperature: float, seed: int,
-                  api_base: str | None, batch_size: int, gateway: GatewayConfig | None = None,
-                  bf16: bool = False) -> AgentFactory:
+                  api_base: str | None, batch_size: int, bf16: bool, prefix_cache: bool,
+                  gateway: GatewayConfig | None = None) -> AgentFactory:
     """How each episode gets its agent for a policy spec. Model loading happens here, once."""
     if spec.kind in ("hf", "vllm"):
         from trajforge.simulation.local_model import (
@@ -63,7 +70,8 @@ def agent_factory(spec: PolicySpec, *, max_new_tokens: int, temperature: float, 
             vllm_generate_batch,
         )
 
-        gen = DecodingConfig(max_new_tokens=max_new_tokens, temperature=temperature, seed=seed, bf16=bf16)
+        gen = DecodingConfig(max_new_tokens=max_new_tokens, temperature=temperature, seed=seed, bf16=bf16,
+                             prefix_cache=cache_entries(prefix_cache, batch_size))
         if spec.kind == "hf":
             model, tokenizer = load_hf(spec.target)
             generate, context = hf_generate_batch(model, tokenizer, gen), context_length(model)

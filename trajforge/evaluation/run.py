@@ -167,7 +167,7 @@ def prepare_evaluation(request: EvalConfig) -> PreparedEvaluation:
         quiet_provider_logs()
     make_agent = agent_factory(spec, max_new_tokens=request.max_new_tokens, temperature=request.temperature,
                                seed=request.seed, api_base=request.api_base, batch_size=request.batch_size,
-                               bf16=request.bf16)
+                               bf16=request.bf16, prefix_cache=request.prefix_cache)
     return PreparedEvaluation(list(blueprints), source, f"{spec.kind}:{spec.target}", make_agent,
                               request.play(), agent_uses_model=spec.kind == "litellm")
 

@@ -97,7 +97,8 @@ def evaluate_policy(policy: str, out: str, split: str = default_of(EvalConfig, "
                     batch_size: int = default_of(EvalConfig, "batch_size"), api_base: str | None = None,
                     seed: int = default_of(EvalConfig, "seed"), user_model: str | None = None,
                     user_api_base: str | None = None, threads: int | None = None,
-                    bf16: bool = default_of(EvalConfig, "bf16")) -> dict[str, Any]:
+                    bf16: bool = default_of(EvalConfig, "bf16"),
+                    prefix_cache: bool = default_of(EvalConfig, "prefix_cache")) -> dict[str, Any]:
     """``trajforge eval``: play ``policy`` (hf:PATH, vllm:PATH or litellm:MODEL) on the held-out
     blueprints of ``out`` (or ``fresh`` generated ones), verify every episode, save the rows to
     the catalog's ``evaluations`` view. Returns the per-domain scores (pass@1, pass^k, ...).

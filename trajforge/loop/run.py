@@ -36,6 +36,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from trajforge.errors import ConfigError
+from trajforge.evaluation.config import EvalConfig, default_of
 from trajforge.loop.pool import PoolConfig, RolloutOutcome, TaskPool, iteration_record
 from trajforge.rl.reward import RewardConfig
 from trajforge.rl.rollout import RolloutConfig
@@ -54,7 +55,8 @@ class HeldoutConfig(BaseModel):
     max_steps_per_turn: int = Field(6, ge=1, description="as RolloutConfig.max_steps_per_turn")
     max_new_tokens: int = Field(96, ge=1)
     batch_size: int = Field(16, ge=1)
-    bf16: bool = Field(False, description="generate under bfloat16 autocast (as EvalConfig.bf16)")
+    bf16: bool = Field(default_of(EvalConfig, "bf16"), description="as EvalConfig.bf16")
+    prefix_cache: bool = Field(default_of(EvalConfig, "prefix_cache"), description="as EvalConfig.prefix_cache")
 
 
 class LoopConfig(BaseModel):
@@ -111,7 +113,8 @@ def _heldout_pass(model: Any, tokenizer: Any, blueprints: list[TaskBlueprint], c
     model.eval()
     # held-out pass@1 is measured greedily (temperature 0), so it does not depend on a seed
     make_agent = model_agents(model, tokenizer, name, max_new_tokens=config.max_new_tokens,
-                              batch_size=config.batch_size, temperature=0.0, seed=0, bf16=config.bf16)
+                              batch_size=config.batch_size, temperature=0.0, seed=0, bf16=config.bf16,
+                              prefix_cache=config.prefix_cache)
     play = PlayConfig(trials=1, max_turns=config.max_turns, max_steps_per_turn=config.max_steps_per_turn,
                       concurrency=config.batch_size)
     result = evaluate(blueprints, make_agent, name, play, source="loop-heldout")

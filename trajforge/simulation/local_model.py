@@ -27,6 +27,7 @@ from trajforge.errors import ConfigError, PolicyFailure
 from trajforge.schemas.arrow import conversation, message_to_row
 from trajforge.schemas.messages import AssistantMessage, Message, ToolCall, agent_view
 from trajforge.schemas.trajectory import TerminationReason
+from trajforge.simulation.prefix_cache import PrefixCache, generate_with_prefix_cache
 from trajforge.simulation.runner import AgentReply
 
 MALFORMED_CALL = "malformed tool call: write <tool_call>{\"name\": TOOL, \"arguments\": {...}}</tool_call>"
@@ -152,6 +153,7 @@ class DecodingConfig:
     top_p: float = 1.0
     seed: int = 0
     bf16: bool = False  # hf: compute under bfloat16 autocast (the weights stay as loaded)
+    prefix_cache: int = 0  # hf: sequences whose keys and values are kept for reuse (0: none; prefix_cache.py)
 
 
 def set_torch_threads(threads: int | None) -> None:
@@ -193,8 +195,10 @@ def load_hf(path: str, device: str | None = None) -> tuple[Any, Any]:
     return model, tokenizer
 
 
-def hf_generate_batch(model: Any, tokenizer: Any, settings: DecodingConfig) -> Callable[[list[str]], list[str]]:
-    """A batch generate function for a transformers model (left padding)."""
+def hf_generate_batch(model: Any, tokenizer: Any, settings: DecodingConfig,
+                      cache: PrefixCache | None = None) -> Callable[[list[str]], list[str]]:
+    """A batch generate function for a transformers model (left padding), with ``cache`` or, by
+    default, a prefix cache of ``settings.prefix_cache`` entries (none at 0)."""
     import torch
 
     tokenizer.padding_side = "left"
@@ -203,15 +207,21 @@ def hf_generate_batch(model: Any, tokenizer: Any, settings: DecodingConfig) -> C
     end_ids = [tokenizer.eos_token_id]
     end_token = tokenizer.eos_token
     generator = torch.Generator(device="cpu").manual_seed(settings.seed)
+    if cache is None and settings.prefix_cache:
+        cache = PrefixCache(settings.prefix_cache)
 
     def generate(prompts: list[str]) -> list[str]:
-        batch = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(model.device)
         kwargs: dict[str, Any] = {"max_new_tokens": settings.max_new_tokens, "eos_token_id": end_ids,
                                   "pad_token_id": tokenizer.pad_token_id,
                                   **sampling_kwargs(settings.temperature, settings.top_p, generator)}
         with torch.no_grad(), torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=settings.bf16):
-            output = model.generate(**batch, **kwargs)
-        new = output[:, batch["input_ids"].shape[1]:]
+            if cache is not None:
+                ids = [tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
+                new: Any = generate_with_prefix_cache(model, cache, ids, tokenizer.pad_token_id, end_ids, kwargs)
+            else:
+                batch = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+                output = model.generate(**batch.to(model.device), **kwargs)
+                new = output[:, batch["input_ids"].shape[1]:]
         texts = []
         for row in tokenizer.batch_decode(new, skip_special_tokens=False):
             texts.append(row.split(end_token)[0].replace(tokenizer.pad_token, ""))
