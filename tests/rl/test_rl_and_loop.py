@@ -85,6 +85,15 @@ def test_rollouts_train_on_exactly_what_the_model_sampled(policy):
     # a fixed seed replays the same episodes
     again = RolloutPlayer(model, tokenizer, player.settings, seed=3).play(jobs)
     assert [r.completion_ids for r in again] == [r.completion_ids for r in rollouts]
+    # the prefix cache (on by default) saves work and changes nothing: greedy rollouts with and
+    # without it are the same tokens, and each turn after the first reuses the episode's ids
+    greedy = {cached: RolloutPlayer(model, tokenizer, RolloutConfig(max_turns=2, max_steps_per_turn=2,
+                                                                    max_new_tokens=16, temperature=0.0,
+                                                                    prefix_cache=cached), seed=3)
+              for cached in (False, True)}
+    played = {cached: p.play(jobs) for cached, p in greedy.items()}
+    assert [r.completion_ids for r in played[True]] == [r.completion_ids for r in played[False]]
+    assert greedy[True]._cache is not None and greedy[True]._cache.reused_tokens > 0
 
 
 def test_reward_is_one_for_a_passing_episode_and_partial_for_a_fault():

@@ -43,6 +43,7 @@ from trajforge.simulation.local_model import (
     parse_completion,
     sampling_kwargs,
 )
+from trajforge.simulation.prefix_cache import PrefixCache, generate_with_prefix_cache
 from trajforge.simulation.runner import AgentReply, EpisodeLimits
 from trajforge.simulation.worker_state import blueprint_domain
 from trajforge.verifiers import verify
@@ -65,6 +66,9 @@ class RolloutConfig(BaseModel):
     max_context: int | None = Field(None, ge=2, description="None: the model's max_position_embeddings")
     batch_size: int = Field(16, ge=1, description="episodes generated together")
     concurrency: int = Field(64, ge=1, description="episodes in flight")
+    prefix_cache: bool = Field(True, description=(
+        "each turn reuses the keys and values of the episode's earlier turns (the weights are fixed "
+        "within one play; the cache is emptied at the start of each, trajforge.simulation.prefix_cache)"))
 
 
 @dataclass
@@ -89,32 +93,24 @@ def rollout_seed(blueprint_id: str, salt: str, index: int) -> int:
     return hash_seed(blueprint_id, salt, index, "rollout")
 
 
-def token_generate_batch(model: Any, tokenizer: Any, settings: RolloutConfig, seed: int) -> TokenBatch:
-    """Sample a continuation for each list of ids (left-padded together); each result ends at the
-    first end token (included) or after ``max_new_tokens``."""
+def token_generate_batch(model: Any, tokenizer: Any, settings: RolloutConfig, seed: int,
+                         cache: PrefixCache | None = None) -> TokenBatch:
+    """Sample a continuation for each list of ids (left-padded together, or through ``cache``);
+    each result ends at the first end token (included) or after ``max_new_tokens``."""
     import torch
 
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     end = tokenizer.eos_token_id
     rng = torch.Generator(device="cpu").manual_seed(seed)
 
-    def generate(prompts: list[list[int]]) -> list[list[int]]:
+    def padded(prompts: list[list[int]], kwargs: dict[str, Any]) -> list[list[int]]:
         width = max(len(p) for p in prompts)
         ids = torch.full((len(prompts), width), pad, dtype=torch.long)
         mask = torch.zeros((len(prompts), width), dtype=torch.long)
         for i, p in enumerate(prompts):
             ids[i, width - len(p):] = torch.tensor(p, dtype=torch.long)
             mask[i, width - len(p):] = 1
-        kwargs: dict[str, Any] = {"max_new_tokens": settings.max_new_tokens, "eos_token_id": end,
-                                  "pad_token_id": pad, **sampling_kwargs(settings.temperature, settings.top_p, rng)}
-        if kwargs["do_sample"]:
-            kwargs["top_k"] = 0  # the policy's own distribution (what GRPO's log-probs are of)
-        was_training = model.training
-        model.eval()
-        with torch.no_grad():
-            out = model.generate(input_ids=ids.to(model.device), attention_mask=mask.to(model.device), **kwargs)
-        if was_training:
-            model.train()
+        out = model.generate(input_ids=ids.to(model.device), attention_mask=mask.to(model.device), **kwargs)
         results = []
         for row in out[:, width:].tolist():
             if end in row:
@@ -123,6 +119,22 @@ def token_generate_batch(model: Any, tokenizer: Any, settings: RolloutConfig, se
                 row = [t for t in row if t != pad] if pad != end else row
             results.append(row)
         return results
+
+    def generate(prompts: list[list[int]]) -> list[list[int]]:
+        kwargs: dict[str, Any] = {"max_new_tokens": settings.max_new_tokens, "eos_token_id": end,
+                                  "pad_token_id": pad, **sampling_kwargs(settings.temperature, settings.top_p, rng)}
+        if kwargs["do_sample"]:
+            kwargs["top_k"] = 0  # the policy's own distribution (what GRPO's log-probs are of)
+        was_training = model.training
+        model.eval()
+        try:
+            with torch.no_grad():
+                if cache is not None:
+                    return generate_with_prefix_cache(model, cache, prompts, pad, [end], kwargs)
+                return padded(prompts, kwargs)
+        finally:
+            if was_training:
+                model.train()
 
     return generate
 
@@ -193,13 +205,16 @@ class RolloutPlayer:
     name: str = "rl-policy"
 
     def __post_init__(self) -> None:
-        self._generate = token_generate_batch(self.model, self.tokenizer, self.settings, self.seed)
+        self._cache = PrefixCache(2 * self.settings.batch_size) if self.settings.prefix_cache else None
+        self._generate = token_generate_batch(self.model, self.tokenizer, self.settings, self.seed, self._cache)
         self._max_context = self.settings.max_context or context_length(self.model)
 
     def play(self, jobs: Sequence[tuple[TaskBlueprint, int]], run_id: str = "rl",
              generate: TokenBatch | None = None) -> list[Rollout]:
         """Play each (blueprint, seed) once; results in the order of ``jobs``. ``generate``
         replaces the model's own ``generate`` (e.g. TRL's colocated vLLM engine)."""
+        if self._cache is not None:
+            self._cache.clear()  # the weights may have changed since the last play
         return asyncio.run(self._play(jobs, run_id, generate or self._generate))
 
     async def _play(self, jobs: Sequence[tuple[TaskBlueprint, int]], run_id: str,

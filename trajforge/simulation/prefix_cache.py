@@ -55,6 +55,10 @@ class PrefixCache:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def clear(self) -> None:
+        """Forget every entry (after the weights change, stored keys and values are stale)."""
+        self._entries.clear()
+
     def match(self, ids: list[int]) -> tuple[int | None, int]:
         """(entry key, reusable length) for a prompt: the longest common prefix with a stored
         sequence, leaving at least the prompt's last token to compute (its logits are needed)."""
