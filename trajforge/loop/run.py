@@ -85,7 +85,11 @@ class LoopConfig(BaseModel):
     seed: int = 0
 
     def run_id(self) -> str:
-        return content_id({"loop": self.model_dump(mode="json", exclude={"threads", "output_dir"})}, prefix="loop_")
+        # how the work is done (threads, the prefix cache, where it is written) is not what is done;
+        # bf16 changes the numbers, so it is part of the id when on (off: ids from before the field)
+        exclude: dict[str, Any] = {"threads": True, "output_dir": True, "rollout": {"prefix_cache"},
+                                   "heldout": {"prefix_cache"} | (set() if self.heldout.bf16 else {"bf16"})}
+        return content_id({"loop": self.model_dump(mode="json", exclude=exclude)}, prefix="loop_")
 
 
 def load_loop_config(path: Path | None, overrides: dict[str, Any] | None = None) -> LoopConfig:
