@@ -14,3 +14,4 @@ def test_the_loop_run_id_ignores_how_the_work_is_done():
     assert same.run_id() == base.run_id()
     assert LoopConfig(model="m", heldout={"bf16": True}).run_id() != base.run_id()
     assert LoopConfig(model="m", seed=1).run_id() != base.run_id()
+    assert LoopConfig(model="m", trainable_layers=8).run_id() != base.run_id()

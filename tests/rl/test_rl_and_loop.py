@@ -193,9 +193,15 @@ def test_loop_and_rl_as_prefect_flows(policy, tmp_path, prefect_api):
 
     data, model_dir = policy
     common = {"model": str(model_dir), "tasks": str(data), "rollout": SMALL_ROLLOUT, "grpo": SMALL_GRPO}
-    summary = train_rl(config={**common, "output_dir": str(tmp_path / "rl"), "max_tasks": 2})
+    summary = train_rl(config={**common, "output_dir": str(tmp_path / "rl"), "max_tasks": 2, "trainable_layers": 1})
     assert summary["global_step"] == 1 and summary["episodes"] == 4
     assert (tmp_path / "rl" / "rollouts.jsonl").read_text().count("\n") == 4
+    # trainable_layers: the embeddings stay as they were (only the block and the final norm train)
+    from safetensors.torch import load_file
+
+    before, after = (load_file(folder / "model.safetensors") for folder in (model_dir, tmp_path / "rl"))
+    embeddings = [k for k in before if "embed" in k]
+    assert embeddings and all((before[k] == after[k]).all() for k in embeddings)
     result = resynthesis_loop(config={**common, "output_dir": str(tmp_path / "loop"), "iterations": 1,
                                       "seed_tasks": 2, "pool": {"capacity": 2},
                                       "heldout": {"limit": 1, "max_turns": 2, "max_new_tokens": 8}})

@@ -83,12 +83,16 @@ class LoopConfig(BaseModel):
     heldout: HeldoutConfig = HeldoutConfig()
     threads: int | None = Field(None, ge=1)
     seed: int = 0
+    trainable_layers: int | None = Field(None, ge=1, description=(
+        "GRPO trains only the last N transformer blocks (trajforge.sft.freeze; None: all)"))
 
     def run_id(self) -> str:
         # how the work is done (threads, the prefix cache, where it is written) is not what is done;
         # bf16 changes the numbers, so it is part of the id when on (off: ids from before the field)
         exclude: dict[str, Any] = {"threads": True, "output_dir": True, "rollout": {"prefix_cache"},
                                    "heldout": {"prefix_cache"} | (set() if self.heldout.bf16 else {"bf16"})}
+        if self.trainable_layers is None:  # ids from before the field
+            exclude["trainable_layers"] = True
         return content_id({"loop": self.model_dump(mode="json", exclude=exclude)}, prefix="loop_")
 
 
@@ -166,6 +170,10 @@ def run_loop(config: LoopConfig, progress: Callable[[str], None] | None = None) 
                                  min_rollouts=config.pool.min_rollouts)
     pool = TaskPool(seeds, pool_config)
     model, tokenizer = load_hf(config.model)
+    if config.trainable_layers is not None:
+        from trajforge.sft.freeze import freeze_lower_layers
+
+        freeze_lower_layers(model, config.trainable_layers)
     model.train()
     initial = _heldout_pass(model, tokenizer, heldout, config.heldout, f"loop:{run_id}:0")
     say(f"held-out pass@1 before training: {initial:.3f}")

@@ -76,6 +76,8 @@ class RLConfig(BaseModel):
     grpo: dict[str, Any] = Field(default_factory=dict)
     threads: int | None = Field(None, ge=1, description="CPU threads for torch (see TrainConfig.threads)")
     max_minutes: float | None = Field(None, gt=0)
+    trainable_layers: int | None = Field(None, ge=1, description=(
+        "GRPO trains only the last N transformer blocks (trajforge.sft.freeze; None: all)"))
 
 
 def load_rl_config(path: Path | None, overrides: dict[str, Any] | None = None) -> RLConfig:
@@ -204,6 +206,10 @@ def train_rl(config: RLConfig) -> dict[str, Any]:
     output_dir.mkdir(parents=True, exist_ok=True)
     tasks = load_tasks(config)
     model, tokenizer = load_hf(config.model)
+    if config.trainable_layers is not None:
+        from trajforge.sft.freeze import freeze_lower_layers
+
+        freeze_lower_layers(model, config.trainable_layers)
     model.train()
     callbacks = [time_limit(config.max_minutes * 60.0)] if config.max_minutes else None
     result = grpo_train(model, tokenizer, tasks, config, callbacks=callbacks)
