@@ -123,21 +123,25 @@ def generate_with_prefix_cache(model: Any, cache: PrefixCache, prompts: list[lis
     output = model.generate(input_ids=input_ids.to(model.device), attention_mask=mask.to(model.device),
                             return_dict_in_generate=True, **kwargs)
     sequences = output.sequences.cpu()
-    stored = output.cache
     start = input_ids.shape[1]
-    length = stored.layers[0].keys.shape[-2]  # every position but the last generated token's
     results = []
     for r in range(rows):
         generated = sequences[r, start:].tolist()
         ends = [i for i, t in enumerate(generated) if t in end_ids]
-        kept = generated[:ends[0] + 1] if ends else generated
-        results.append(kept)
+        results.append(generated[:ends[0] + 1] if ends else generated)
+    stored: Any = getattr(output, "cache", None)
+    kv: list[tuple[Any, Any]] = [(getattr(layer, "keys", None), getattr(layer, "values", None))
+                                 for layer in getattr(stored, "layers", ())]
+    length = kv[0][0].shape[-2] if kv and kv[0][0] is not None else 0  # all positions but the last token's
+    if not length or any(k is None or k.shape[-2] != length for k, _ in kv):
+        return results  # no cache, or one that is not every position of every layer (a sliding window)
+    for r, kept in enumerate(results):
+        generated = sequences[r, start:].tolist()
         real = torch.cat([mask[r], torch.ones(len(kept), dtype=torch.long),
                           torch.zeros(len(generated) - len(kept), dtype=torch.long)])[:length]
         positions = real.nonzero().squeeze(-1)
         tokens = sequences[r, :length][positions].tolist()
-        on_device = positions.to(stored.layers[0].keys.device)
-        layers_r = [(layer.keys[r][:, on_device].clone(), layer.values[r][:, on_device].clone())
-                    for layer in stored.layers]
+        on_device = positions.to(kv[0][0].device)
+        layers_r = [(k[r][:, on_device].clone(), v[r][:, on_device].clone()) for k, v in kv]
         cache.store(CachedSequence(tokens, layers_r, len(prompts[r])), replaces=replaces[r])
     return results
