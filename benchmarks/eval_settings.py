@@ -31,7 +31,7 @@ FLAGS = {"fp32": ["--no-prefix-cache"], "bf16": ["--bf16", "--no-prefix-cache"],
 
 def episodes(out: Path, eval_id: str) -> dict[str, dict]:
     rows = pq.read_table(out / "evaluations" / f"{eval_id}.parquet").to_pylist()
-    return {r["blueprint_id"]: {"passed": r["passed"], "failed": json.loads(r["failed_checks"]),
+    return {r["blueprint_id"]: {"passed": r["passed"], "failed": list(r["failed_checks"]),
                                 "messages": json.loads(r["trajectory"])["messages"]} for r in rows}
 
 
@@ -39,7 +39,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True)
     parser.add_argument("--out", type=Path, required=True, help="the dataset whose test split is played")
-    parser.add_argument("--settings", nargs="+", default=["fp32", "fp32+cache", "bf16+cache"], choices=sorted(FLAGS))
+    parser.add_argument("--settings", nargs="*", default=["fp32", "fp32+cache", "bf16+cache"], choices=sorted(FLAGS))
     parser.add_argument("--reuse", action="append", default=[], help="NAME=EVAL_ID:SECONDS, evaluated earlier")
     parser.add_argument("--limit", type=int, default=20)
     parser.add_argument("--max-turns", type=int, default=10)

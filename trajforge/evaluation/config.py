@@ -61,8 +61,8 @@ class EvalConfig(BaseModel):
     user_api_base: str | None = Field(None, description="the user model's server")
     threads: int | None = Field(None, ge=1, description="torch CPU threads for an hf: policy")
     bf16: bool = Field(False, description=(
-        "an hf: policy computes under bfloat16 autocast: 1.7x faster generation on a CPU with bf16 "
-        "instructions (benchmarks/results/eval_bf16.md); off: the model's own precision"))
+        "an hf: policy computes under bfloat16 autocast: faster on a CPU with bf16 instructions and on a "
+        "GPU, greedy episodes may branch (benchmarks/results/eval_settings.md); off: the model's own precision"))
     prefix_cache: bool = Field(True, description=(
         "an hf: policy keeps the keys and values of each episode's last turn and computes only what "
         "the next prompt adds (trajforge.simulation.prefix_cache); off: every turn from the start"))
