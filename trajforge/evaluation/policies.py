@@ -51,9 +51,10 @@ def model_agents(model: Any, tokenizer: Any, name: str, *, max_new_tokens: int, 
 
 
 def cache_entries(prefix_cache: bool, batch_size: int) -> int:
-    """Prefix-cache entries for ``batch_size`` episodes in flight: each keeps its latest sequence,
-    and as many again for prompts that share only a start (``trajforge.simulation.prefix_cache``)."""
-    return 2 * batch_size if prefix_cache else 0
+    """Prefix-cache entries for ``batch_size`` episodes in flight (0: no cache)."""
+    from trajforge.simulation.prefix_cache import entries_for
+
+    return entries_for(batch_size) if prefix_cache else 0
 
 
 def agent_factory(spec: PolicySpec, *, max_new_tokens: int, temperature: float, seed: int,

@@ -43,7 +43,7 @@ from trajforge.simulation.local_model import (
     parse_completion,
     sampling_kwargs,
 )
-from trajforge.simulation.prefix_cache import PrefixCache, generate_with_prefix_cache
+from trajforge.simulation.prefix_cache import PrefixCache, entries_for, generate_with_prefix_cache
 from trajforge.simulation.runner import AgentReply, EpisodeLimits
 from trajforge.simulation.worker_state import blueprint_domain
 from trajforge.verifiers import verify
@@ -205,7 +205,7 @@ class RolloutPlayer:
     name: str = "rl-policy"
 
     def __post_init__(self) -> None:
-        self._cache = PrefixCache(2 * self.settings.batch_size) if self.settings.prefix_cache else None
+        self._cache = PrefixCache(entries_for(self.settings.batch_size)) if self.settings.prefix_cache else None
         self._generate = token_generate_batch(self.model, self.tokenizer, self.settings, self.seed, self._cache)
         self._max_context = self.settings.max_context or context_length(self.model)
 

@@ -34,6 +34,12 @@ class CachedSequence:
     prompt_length: int  # the tokens of the prompt it was generated from (the rest: its completion)
 
 
+def entries_for(batch_size: int) -> int:
+    """Entries for ``batch_size`` episodes in flight: each keeps its latest sequence, and as many
+    again for prompts that share only a start."""
+    return 2 * batch_size
+
+
 def common_prefix(a: list[int], b: list[int]) -> int:
     n = min(len(a), len(b))
     for i in range(n):
@@ -124,11 +130,11 @@ def generate_with_prefix_cache(model: Any, cache: PrefixCache, prompts: list[lis
                             return_dict_in_generate=True, **kwargs)
     sequences = output.sequences.cpu()
     start = input_ids.shape[1]
+    generated = [sequences[r, start:].tolist() for r in range(rows)]
     results = []
-    for r in range(rows):
-        generated = sequences[r, start:].tolist()
-        ends = [i for i, t in enumerate(generated) if t in end_ids]
-        results.append(generated[:ends[0] + 1] if ends else generated)
+    for row in generated:
+        ends = [i for i, t in enumerate(row) if t in end_ids]
+        results.append(row[:ends[0] + 1] if ends else row)
     stored: Any = getattr(output, "cache", None)
     kv: list[tuple[Any, Any]] = [(getattr(layer, "keys", None), getattr(layer, "values", None))
                                  for layer in getattr(stored, "layers", ())]
@@ -136,9 +142,8 @@ def generate_with_prefix_cache(model: Any, cache: PrefixCache, prompts: list[lis
     if not length or any(k is None or k.shape[-2] != length for k, _ in kv):
         return results  # no cache, or one that is not every position of every layer (a sliding window)
     for r, kept in enumerate(results):
-        generated = sequences[r, start:].tolist()
         real = torch.cat([mask[r], torch.ones(len(kept), dtype=torch.long),
-                          torch.zeros(len(generated) - len(kept), dtype=torch.long)])[:length]
+                          torch.zeros(len(generated[r]) - len(kept), dtype=torch.long)])[:length]
         positions = real.nonzero().squeeze(-1)
         tokens = sequences[r, :length][positions].tolist()
         on_device = positions.to(kv[0][0].device)
