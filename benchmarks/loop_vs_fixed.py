@@ -20,6 +20,7 @@ Results: benchmarks/results/loop_vs_fixed.{md,json,png}. The numbers are reporte
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -29,28 +30,41 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, command_line, machine_info, machine_markdown, utc_now, write_results  # noqa: E402
+from _common import RESULTS, command_line, machine_info, machine_markdown, utc_now, write_results
 
 
-def arm(args: argparse.Namespace, fixed: bool, seed: int) -> dict[str, Any]:
+def arm(args: argparse.Namespace, fixed: bool, seed: int, initial: float | None) -> dict[str, Any]:
+    """One run; its result is kept in ``work/<arm>-<seed>.json``, which ``--resume`` reads back
+    instead of running again when the run's config is the same."""
     from trajforge.loop.run import load_loop_config, run_loop
 
     name = f"{'fixed' if fixed else 'loop'}-{seed}"
-    data = args.work / f"{name}-data"  # each run its own copy: every run refreshes a catalog
-    shutil.copytree(args.data, data, ignore=shutil.ignore_patterns(".prefect"))
-    overrides = {"model": str(args.model), "tasks": str(data), "iterations": args.iterations,
+    overrides = {"model": str(args.model), "tasks": str(args.work / f"{name}-data"), "iterations": args.iterations,
                  "fixed": fixed, "seed_tasks": args.seed_tasks, "pool.capacity": args.seed_tasks + 8,
                  "output_dir": str(args.work / name), "threads": args.threads, "seed": seed,
                  "heldout.limit": args.heldout, "grpo.max_steps": args.steps}
     for item in args.overrides:
         key, _, value = item.partition("=")
         overrides[key] = value
-    config = load_loop_config(Path("configs/loop-tiny.yaml"), overrides)
+    config = load_loop_config(args.config, overrides)
+    done = args.work / f"{name}.json"
+    if done.exists():
+        kept = json.loads(done.read_text())
+        if kept["run_id"] == config.run_id():
+            print(f"{name}: reused from {done}", flush=True)
+            return kept
+    data = Path(config.tasks)  # each run its own copy: every run refreshes a catalog
+    shutil.rmtree(data, ignore_errors=True)
+    shutil.copytree(args.data, data, ignore=shutil.ignore_patterns(".prefect"))
     started = time.perf_counter()
-    result = run_loop(config, progress=lambda line: print(f"{name}: {line}", flush=True))
-    return {"seed": seed, "run_id": result.run_id, "seconds": round(time.perf_counter() - started, 1),
-            "initial_pass_at_1": result.initial_pass_at_1, "config": config.model_dump(mode="json"),
+    result = run_loop(config, progress=lambda line: print(f"{name}: {line}", flush=True),
+                      initial_pass_at_1=initial)
+    kept = {"seed": seed, "run_id": result.run_id, "seconds": round(time.perf_counter() - started, 1),
+            "initial_pass_at_1": result.initial_pass_at_1, "initial_measured_here": initial is None,
+            "load_after": os.getloadavg(), "config": config.model_dump(mode="json"),
             "iterations": [r.model_dump(mode="json") for r in result.iterations]}
+    done.write_text(json.dumps(kept, indent=1, default=str))
+    return kept
 
 
 def curve(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -87,6 +101,8 @@ def plot(curves: dict[str, list[dict[str, Any]]], path: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", type=Path, default=Path("configs/loop-tiny.yaml"),
+                        help="the loop config both arms start from (configs/loop-smollm2.yaml for SmolLM2)")
     parser.add_argument("--model", type=Path, default=Path("/tmp/trajforge-sft-bench/model"))
     parser.add_argument("--data", type=Path, default=Path("/tmp/trajforge-sft-bench/data"))
     parser.add_argument("--work", type=Path, default=Path("/tmp/trajforge-loop-bench"))
@@ -98,14 +114,23 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--set", dest="overrides", action="append", default=[], help="loop config KEY=VALUE")
     parser.add_argument("--stem", default="loop_vs_fixed")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep --work and reuse its finished runs (a run with another config runs again); "
+                             "a CPU comparison takes several sessions")
     args = parser.parse_args()
-    shutil.rmtree(args.work, ignore_errors=True)
-    args.work.mkdir(parents=True)
+    if not args.resume:
+        shutil.rmtree(args.work, ignore_errors=True)
+    args.work.mkdir(parents=True, exist_ok=True)
     load_before = os.getloadavg()
     runs: dict[str, list[dict[str, Any]]] = {"loop": [], "fixed": []}
+    # The starting policy's held-out pass@1 is greedy on the same held-out blueprints in every run,
+    # so the first run measures it and the others reuse it (each run records which it did).
+    initial: float | None = None
     for seed in args.seeds:  # interleaved, so a change of machine load falls on both arms
         for name in runs:
-            runs[name].append(arm(args, fixed=name == "fixed", seed=seed))
+            res = arm(args, fixed=name == "fixed", seed=seed, initial=initial)
+            runs[name].append(res)
+            initial = res["initial_pass_at_1"]
     load_after = os.getloadavg()
     curves = {name: curve(arm_runs) for name, arm_runs in runs.items()}
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -127,7 +152,8 @@ def main() -> None:
           f"after: {tuple(round(x, 2) for x in load_after)}.", "", *machine_markdown(payload["machine"]), "",
           f"Starting policy: `{args.model}` (SFT); tasks and held-out blueprints from `{args.data}` (a copy per run) "
           f"({args.seed_tasks} seed tasks from the train split, {args.heldout} held-out from the test split, "
-          f"greedy decoding for pass@1); seeds {args.seeds}, one run per arm and seed.", "",
+          f"greedy decoding for pass@1); seeds {args.seeds}, one run per arm and seed. The starting policy's "
+          f"pass@1 (iteration 0) was measured once, by the first run, and shared.", "",
           "## Held-out pass@1 per iteration, over the seeds", "",
           "| arm | iteration | trajectories | mean | sd | min | max |", "|---|---|---|---|---|---|---|"]
     for name, points in curves.items():

@@ -181,6 +181,20 @@ def test_loop_cli_runs_iterations_and_stores_them(policy, tmp_path):
     assert (out_dir / "loop.png").is_file()
 
 
+def test_loop_reuses_a_starting_pass_rate_measured_by_the_caller(policy, tmp_path):
+    from trajforge.loop.run import LoopConfig, run_loop
+
+    data, model_dir = policy
+    config = LoopConfig(model=str(model_dir), tasks=str(data), output_dir=str(tmp_path / "loop"), iterations=1,
+                        seed_tasks=2, pool={"capacity": 2}, rollout=SMALL_ROLLOUT, grpo=SMALL_GRPO,
+                        heldout={"limit": 1, "max_turns": 2, "max_new_tokens": 8})
+    lines: list[str] = []
+    result = run_loop(config, progress=lines.append, initial_pass_at_1=0.25)
+    assert result.initial_pass_at_1 == 0.25 and "0.250 (measured by the caller)" in lines[0]
+    assert json.loads((tmp_path / "loop" / "loop_summary.json").read_text())["initial_heldout_pass_at_1"] == 0.25
+    assert len(result.iterations) == 1
+
+
 def test_loop_config_errors_are_one_line(tmp_path):
     result = runner.invoke(app, ["loop", "--model", "m", "--tasks", str(tmp_path), "--set", "pool.capasity=3"])
     assert result.exit_code == 2 and "pool.capasity" in result.output

@@ -143,8 +143,14 @@ def seed_pool(config: LoopConfig) -> list[TaskBlueprint]:
     return random.Random(config.seed).sample(found, config.seed_tasks)
 
 
-def run_loop(config: LoopConfig, progress: Callable[[str], None] | None = None) -> LoopResult:
-    """Run ``config.iterations`` iterations; returns the rows also stored in the catalog."""
+def run_loop(config: LoopConfig, progress: Callable[[str], None] | None = None,
+             initial_pass_at_1: float | None = None) -> LoopResult:
+    """Run ``config.iterations`` iterations; returns the rows also stored in the catalog.
+
+    ``initial_pass_at_1``: the starting policy's held-out pass@1 when the caller has measured it
+    already under the same ``heldout`` config and model (it is greedy, so every run from one policy
+    shares it; ``benchmarks/loop_vs_fixed.py`` measures it once for all its runs); None measures it.
+    """
     from trajforge.evaluation.blueprints import heldout_blueprints
     from trajforge.generators.resynthesize import resynthesize
     from trajforge.loop.plot import plot_loop
@@ -175,8 +181,12 @@ def run_loop(config: LoopConfig, progress: Callable[[str], None] | None = None) 
 
         freeze_lower_layers(model, config.trainable_layers)
     model.train()
-    initial = _heldout_pass(model, tokenizer, heldout, config.heldout, f"loop:{run_id}:0")
-    say(f"held-out pass@1 before training: {initial:.3f}")
+    if initial_pass_at_1 is None:
+        initial = _heldout_pass(model, tokenizer, heldout, config.heldout, f"loop:{run_id}:0")
+        say(f"held-out pass@1 before training: {initial:.3f}")
+    else:
+        initial = initial_pass_at_1
+        say(f"held-out pass@1 before training: {initial:.3f} (measured by the caller)")
     rows: list[LoopIteration] = []
     consumed = 0
     for i in range(1, config.iterations + 1):
