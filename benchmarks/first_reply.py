@@ -1,0 +1,150 @@
+"""Does a policy take the user's request up right in its first reply? (issue 18's diagnosis)
+
+The 60-minute SmolLM2 policies misread the request at the start: "Let's get your return started"
+to a user who wants another colour, a cancellation refused to a user who wants a return. The
+first reply is where the scripted agent names the request it took up (``IntentSpec.takes``, a
+phrase bank the domain declares per intent kind), so the first decision of an episode can be read
+without playing it.
+
+Teacher-forced on the rows of an ``sft`` export split: the reference dialogue up to the first
+user message, the model's greedy first reply, and which intent kinds each of the reference and the
+generated reply names (a kind is named when the reply holds one of its ``takes`` phrases,
+case-insensitive; a phrase two kinds share names both). Counted per reference kind: **right** (the
+generated reply names exactly the reference's kinds), **wrong** (another kind), **none** (names
+no kind). Rows whose reference names no kind (the user had not said what they want yet) are
+counted apart, with how often the model named one anyway. This reads the scripted agent's
+wording on purpose: it measures imitation of the training data, not verification.
+
+    .venv/bin/python benchmarks/first_reply.py --model /tmp/m25/model --export /tmp/m25/export --rows 80
+
+Prints JSON and, with ``--stem``, writes ``benchmarks/results/<stem>.{json,md}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import glob
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import command_line, machine_info, machine_markdown, utc_now, write_results
+
+
+def _loads(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def phrase_banks(domains: set[str]) -> dict[str, dict[str, tuple[str, ...]]]:
+    """Per domain, per intent kind, its ``takes`` phrases (lower-cased)."""
+    from trajforge.environments.registry import load_domain
+
+    return {name: {kind: tuple(p.lower() for p in spec.takes)
+                   for kind, spec in load_domain(name, size=5, seed=0).intents.items() if spec.takes}
+            for name in domains}
+
+
+def named(text: str, bank: dict[str, tuple[str, ...]]) -> frozenset[str]:
+    low = text.lower()
+    return frozenset(kind for kind, phrases in bank.items() if any(p in low for p in phrases))
+
+
+def first_user(messages: list[dict[str, Any]]) -> int | None:
+    """Index of the first assistant message, when a user message comes before it."""
+    for i, m in enumerate(messages):
+        if m["role"] == "assistant":
+            return i if any(n["role"] == "user" for n in messages[:i]) else None
+    return None
+
+
+def probe(model_dir: str, export: str, split: str, rows: int, max_new_tokens: int, bf16: bool) -> dict[str, Any]:
+    import pyarrow.parquet as pq
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
+    files = sorted(glob.glob(f"{export}/sft/{split}-*.parquet"))
+    table = [r for f in files for r in pq.read_table(f).to_pylist()][:rows]
+    banks = phrase_banks({r["domain"] for r in table})
+    per: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    examples: list[dict[str, str]] = []
+    for row in table:
+        messages = [_loads(m) for m in row["messages"]]
+        k = first_user(messages)
+        if k is None:
+            continue
+        bank = banks[row["domain"]]
+        reference = named(messages[k].get("content") or "", bank)
+        prompt = tokenizer.apply_chat_template(messages[:k], tools=[_loads(t) for t in row["tools"]],
+                                               tokenize=False, add_generation_prompt=True)
+        ids = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)["input_ids"]
+        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            out = model.generate(ids, max_new_tokens=max_new_tokens, do_sample=False)
+        said = tokenizer.decode(out[0, ids.shape[1]:], skip_special_tokens=True)
+        got = named(said, bank)
+        key = "/".join(sorted(reference)) or "(none named)"
+        if not reference:
+            verdict = "named one" if got else "none"
+        else:
+            verdict = "right" if got == reference else ("none" if not got else "wrong")
+        per[key][verdict] += 1
+        if verdict in ("wrong", "named one") and len(examples) < 12:
+            user = next(m["content"] for m in messages[:k] if m["role"] == "user")
+            examples.append({"user": user[:200], "reference": (messages[k].get("content") or "")[:120],
+                             "generated": said[:120]})
+    totals: collections.Counter[str] = collections.Counter()
+    for key, counts in per.items():
+        if key != "(none named)":
+            totals.update(counts)
+    return {"per_reference_kind": {k: dict(v) for k, v in sorted(per.items())},
+            "named_rows": dict(totals), "examples": examples}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--export", required=True)
+    parser.add_argument("--split", default="validation")
+    parser.add_argument("--rows", type=int, default=80)
+    parser.add_argument("--max-new-tokens", type=int, default=40)
+    parser.add_argument("--bf16", action="store_true", help="generate under bfloat16 autocast")
+    parser.add_argument("--stem", help="write benchmarks/results/<stem>.{json,md}")
+    args = parser.parse_args()
+    load_before = os.getloadavg()
+    started = time.perf_counter()
+    result = probe(args.model, args.export, args.split, args.rows, args.max_new_tokens, args.bf16)
+    payload = {"benchmark": "first_reply", "date": utc_now(), "command": command_line(), "machine": machine_info(),
+               "load_before": load_before, "load_after": os.getloadavg(),
+               "seconds": round(time.perf_counter() - started, 1), "model": args.model, "export": args.export,
+               "split": args.split, "rows": args.rows, **result}
+    print(json.dumps(result, indent=1))
+    if not args.stem:
+        return
+    named_rows = result["named_rows"]
+    n = sum(named_rows.values())
+    md = [f"# First reply: the request taken up ({payload['date']})", "", f"Command: `{payload['command']}`", "",
+          f"Load (1/5/15 min) before {tuple(round(x, 2) for x in load_before)}, after "
+          f"{tuple(round(x, 2) for x in payload['load_after'])}; {payload['seconds']} s.", "",
+          *machine_markdown(payload["machine"]), "",
+          f"Model `{args.model}`, the first {args.rows} rows of `{args.export}`'s `{args.split}` split, greedy, "
+          f"{args.max_new_tokens} new tokens{', bf16 autocast' if args.bf16 else ''}.", "",
+          f"Rows whose reference reply names the request: {n}; right {named_rows.get('right', 0)}, "
+          f"wrong {named_rows.get('wrong', 0)}, none {named_rows.get('none', 0)}.", "",
+          "| reference names | right | wrong | none | named one |", "|---|---:|---:|---:|---:|"]
+    for key, counts in result["per_reference_kind"].items():
+        md.append(f"| {key} | {counts.get('right', 0)} | {counts.get('wrong', 0)} | {counts.get('none', 0)} | "
+                  f"{counts.get('named one', 0)} |")
+    md += ["", "Examples (wrong, or a request named before the user said it):", ""]
+    md += [f"- user: {e['user']!r}<br>reference: {e['reference']!r}<br>generated: {e['generated']!r}"
+           for e in result["examples"]]
+    write_results(args.stem, payload, "\n".join(md))
+
+
+if __name__ == "__main__":
+    main()
