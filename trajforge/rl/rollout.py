@@ -103,23 +103,6 @@ def token_generate_batch(model: Any, tokenizer: Any, settings: RolloutConfig, se
     end = tokenizer.eos_token_id
     rng = torch.Generator(device="cpu").manual_seed(seed)
 
-    def padded(prompts: list[list[int]], kwargs: dict[str, Any]) -> list[list[int]]:
-        width = max(len(p) for p in prompts)
-        ids = torch.full((len(prompts), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(prompts), width), dtype=torch.long)
-        for i, p in enumerate(prompts):
-            ids[i, width - len(p):] = torch.tensor(p, dtype=torch.long)
-            mask[i, width - len(p):] = 1
-        out = model.generate(input_ids=ids.to(model.device), attention_mask=mask.to(model.device), **kwargs)
-        results = []
-        for row in out[:, width:].tolist():
-            if end in row:
-                row = row[:row.index(end) + 1]
-            else:
-                row = [t for t in row if t != pad] if pad != end else row
-            results.append(row)
-        return results
-
     def generate(prompts: list[list[int]]) -> list[list[int]]:
         kwargs: dict[str, Any] = {"max_new_tokens": settings.max_new_tokens, "eos_token_id": end,
                                   "pad_token_id": pad, **sampling_kwargs(settings.temperature, settings.top_p, rng)}
@@ -129,9 +112,7 @@ def token_generate_batch(model: Any, tokenizer: Any, settings: RolloutConfig, se
         model.eval()
         try:
             with torch.no_grad():
-                if cache is not None:
-                    return generate_with_prefix_cache(model, cache, prompts, pad, [end], kwargs)
-                return padded(prompts, kwargs)
+                return generate_with_prefix_cache(model, cache, prompts, pad, [end], kwargs)
         finally:
             if was_training:
                 model.train()

@@ -214,14 +214,9 @@ def hf_generate_batch(model: Any, tokenizer: Any, settings: DecodingConfig,
         kwargs: dict[str, Any] = {"max_new_tokens": settings.max_new_tokens, "eos_token_id": end_ids,
                                   "pad_token_id": tokenizer.pad_token_id,
                                   **sampling_kwargs(settings.temperature, settings.top_p, generator)}
+        ids = [tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
         with torch.no_grad(), torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=settings.bf16):
-            if cache is not None:
-                ids = [tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
-                new: Any = generate_with_prefix_cache(model, cache, ids, tokenizer.pad_token_id, end_ids, kwargs)
-            else:
-                batch = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
-                output = model.generate(**batch.to(model.device), **kwargs)
-                new = output[:, batch["input_ids"].shape[1]:]
+            new = generate_with_prefix_cache(model, cache, ids, tokenizer.pad_token_id, end_ids, kwargs)
         texts = []
         for row in tokenizer.batch_decode(new, skip_special_tokens=False):
             texts.append(row.split(end_token)[0].replace(tokenizer.pad_token, ""))
