@@ -95,13 +95,14 @@ def rollout_seed(blueprint_id: str, salt: str, index: int) -> int:
 
 def token_generate_batch(model: Any, tokenizer: Any, settings: RolloutConfig, seed: int,
                          cache: PrefixCache | None = None) -> TokenBatch:
-    """Sample a continuation for each list of ids (left-padded together, or through ``cache``);
-    each result ends at the first end token (included) or after ``max_new_tokens``."""
+    """Sample a continuation for each list of ids (left-padded together, through ``cache``; None:
+    none); each result ends at the first end token (included) or after ``max_new_tokens``."""
     import torch
 
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     end = tokenizer.eos_token_id
     rng = torch.Generator(device="cpu").manual_seed(seed)
+    kept = cache if cache is not None else PrefixCache(0)  # 0 entries: no cache
 
     def generate(prompts: list[list[int]]) -> list[list[int]]:
         kwargs: dict[str, Any] = {"max_new_tokens": settings.max_new_tokens, "eos_token_id": end,
@@ -112,7 +113,7 @@ def token_generate_batch(model: Any, tokenizer: Any, settings: RolloutConfig, se
         model.eval()
         try:
             with torch.no_grad():
-                return generate_with_prefix_cache(model, cache, prompts, pad, [end], kwargs)
+                return generate_with_prefix_cache(model, kept, prompts, pad, [end], kwargs)
         finally:
             if was_training:
                 model.train()
@@ -186,7 +187,7 @@ class RolloutPlayer:
     name: str = "rl-policy"
 
     def __post_init__(self) -> None:
-        self._cache = PrefixCache(entries_for(self.settings.batch_size)) if self.settings.prefix_cache else None
+        self._cache = PrefixCache(entries_for(self.settings.batch_size) if self.settings.prefix_cache else 0)
         self._generate = token_generate_batch(self.model, self.tokenizer, self.settings, self.seed, self._cache)
         self._max_context = self.settings.max_context or context_length(self.model)
 
@@ -194,8 +195,7 @@ class RolloutPlayer:
              generate: TokenBatch | None = None) -> list[Rollout]:
         """Play each (blueprint, seed) once; results in the order of ``jobs``. ``generate``
         replaces the model's own ``generate`` (e.g. TRL's colocated vLLM engine)."""
-        if self._cache is not None:
-            self._cache.clear()  # the weights may have changed since the last play
+        self._cache.clear()  # the weights may have changed since the last play
         return asyncio.run(self._play(jobs, run_id, generate or self._generate))
 
     async def _play(self, jobs: Sequence[tuple[TaskBlueprint, int]], run_id: str,

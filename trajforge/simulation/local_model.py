@@ -207,8 +207,7 @@ def hf_generate_batch(model: Any, tokenizer: Any, settings: DecodingConfig,
     end_ids = [tokenizer.eos_token_id]
     end_token = tokenizer.eos_token
     generator = torch.Generator(device="cpu").manual_seed(settings.seed)
-    if cache is None and settings.prefix_cache:
-        cache = PrefixCache(settings.prefix_cache)
+    kept = cache if cache is not None else PrefixCache(settings.prefix_cache)  # 0 entries: no cache
 
     def generate(prompts: list[str]) -> list[str]:
         kwargs: dict[str, Any] = {"max_new_tokens": settings.max_new_tokens, "eos_token_id": end_ids,
@@ -216,7 +215,7 @@ def hf_generate_batch(model: Any, tokenizer: Any, settings: DecodingConfig,
                                   **sampling_kwargs(settings.temperature, settings.top_p, generator)}
         ids = [tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
         with torch.no_grad(), torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=settings.bf16):
-            new = generate_with_prefix_cache(model, cache, ids, tokenizer.pad_token_id, end_ids, kwargs)
+            new = generate_with_prefix_cache(model, kept, ids, tokenizer.pad_token_id, end_ids, kwargs)
         texts = []
         for row in tokenizer.batch_decode(new, skip_special_tokens=False):
             texts.append(row.split(end_token)[0].replace(tokenizer.pad_token, ""))

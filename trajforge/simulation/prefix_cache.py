@@ -89,18 +89,17 @@ class PrefixCache:
             self._entries.popitem(last=False)
 
 
-def generate_with_prefix_cache(model: Any, cache: PrefixCache | None, prompts: list[list[int]], pad_id: int,
+def generate_with_prefix_cache(model: Any, cache: PrefixCache, prompts: list[list[int]], pad_id: int,
                                end_ids: list[int], generate_kwargs: dict[str, Any]) -> list[list[int]]:
     """Generate a continuation of each prompt (token ids), left-padded together, reusing and then
-    storing cached prefixes (``cache`` None: neither, plain batched generation); returns the new
-    tokens of each row (up to the first end token, included)."""
+    storing cached prefixes (a cache of 0 entries: neither, plain batched generation); returns the
+    new tokens of each row (up to the first end token, included)."""
     import torch
     from transformers import DynamicCache
 
-    matches = [cache.match(ids) if cache is not None else (None, 0) for ids in prompts]
+    matches = [cache.match(ids) for ids in prompts]
     # a row that reuses an entry's whole prompt continues that conversation: its sequence replaces it
-    replaces = [key if cache is not None and key is not None and n >= cache.entry(key).prompt_length else None
-                for key, n in matches]
+    replaces = [key if key is not None and n >= cache.entry(key).prompt_length else None for key, n in matches]
     width_cached = max(n for _, n in matches)
     width_new = max(len(ids) - n for ids, (_, n) in zip(prompts, matches, strict=True))
     rows = len(prompts)
@@ -113,7 +112,7 @@ def generate_with_prefix_cache(model: Any, cache: PrefixCache | None, prompts: l
         input_ids[r, input_ids.shape[1] - len(new):] = torch.tensor(new, dtype=torch.long)
         mask[r, input_ids.shape[1] - len(new):] = 1
     kwargs = dict(generate_kwargs)
-    if cache is not None and width_cached:
+    if width_cached:
         layers = []
         first = next(cache.entry(k) for k, n in matches if k is not None and n)
         for layer, (k0, v0) in enumerate(first.layers):
@@ -126,9 +125,8 @@ def generate_with_prefix_cache(model: Any, cache: PrefixCache | None, prompts: l
                     values[r, :, width_cached - n:] = v[:, :n]
             layers.append((keys, values))
         kwargs["cache"] = DynamicCache(layers)
-    if cache is not None:
-        cache.reused_tokens += sum(n for _, n in matches)
-        cache.computed_tokens += sum(len(ids) - n for ids, (_, n) in zip(prompts, matches, strict=True))
+    cache.reused_tokens += sum(n for _, n in matches)
+    cache.computed_tokens += sum(len(ids) - n for ids, (_, n) in zip(prompts, matches, strict=True))
     output = model.generate(input_ids=input_ids.to(model.device), attention_mask=mask.to(model.device),
                             return_dict_in_generate=True, **kwargs)
     sequences = output.sequences.cpu()
@@ -138,7 +136,7 @@ def generate_with_prefix_cache(model: Any, cache: PrefixCache | None, prompts: l
     for row in generated:
         ends = [i for i, t in enumerate(row) if t in end_ids]
         results.append(row[:ends[0] + 1] if ends else row)
-    if cache is None:
+    if not cache.max_entries:
         return results
     stored: Any = getattr(output, "cache", None)
     kv: list[tuple[Any, Any]] = [(getattr(layer, "keys", None), getattr(layer, "values", None))
