@@ -68,6 +68,22 @@ def test_stages_are_shuffled_deterministically_by_the_seed():
     assert [assistants(r) for r in first[:80]] == [1] * 40 + [2] * 40
 
 
+def test_stage_rows_caps_each_prefix_stage_at_a_random_share_and_keeps_every_whole_conversation():
+    rows = [conversation(3 + i % 4, f"r{i}") for i in range(40)]
+    full = curriculum_stages(rows, (1, 2), random.Random(3))
+    capped = curriculum_stages(rows, (1, 2), random.Random(3), stage_rows=7)
+    assert [len(s.rows) for s in capped] == [7, 7, 40]
+    assert capped[0].rows == full[0].rows[:7]  # the first rows after the same shuffle: a random share
+    assert sorted(r["id"] for r in capped[2].rows) == sorted(r["id"] for r in rows)
+    assert [len(s.rows) for s in curriculum_stages(rows, (1,), random.Random(3), stage_rows=99)] == [40, 40]
+    with pytest.raises(ValueError, match="stage_rows"):
+        curriculum_stages(rows, (1,), random.Random(3), stage_rows=0)
+    assert load_train_config(None, {"curriculum": [1], "stage_rows": 600}).stage_rows == 600
+    for bad in ({"stage_rows": 600}, {"curriculum": [1], "stage_rows": 0}):
+        with pytest.raises(ConfigError, match="stage_rows"):
+            load_train_config(None, bad)
+
+
 def test_no_horizons_return_the_rows_unchanged():
     assert curriculum_rows(ROWS, (), random.Random(0)) == ROWS
     [stage] = curriculum_stages(ROWS, [], random.Random(0))

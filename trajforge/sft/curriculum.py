@@ -7,8 +7,10 @@ conversation with ``h`` or fewer assistant messages is left out of that stage ra
 repeated whole: its cut would add no assistant message beyond what the final stage trains, so
 it would only count double. After the listed stages comes always a final stage of the whole
 conversations. Each stage is shuffled with the caller's ``random.Random``; the stages follow one
-another in order of horizon. Pure functions over plain rows (``messages`` + any other columns,
-copied as they are); nothing heavy is imported.
+another in order of horizon. ``stage_rows`` caps each prefix stage at its first ``n`` rows after
+the shuffle (a random share of the conversations; the final stage keeps them all): prefix rows
+are short, so a cap bounds the time a stage takes from a fixed budget. Pure functions over plain
+rows (``messages`` + any other columns, copied as they are); nothing heavy is imported.
 """
 
 from __future__ import annotations
@@ -57,11 +59,14 @@ def cut_after_assistant(messages: Sequence[Any], horizon: int) -> list[Any] | No
 
 
 def curriculum_stages(rows: Sequence[Mapping[str, Any]], horizons: Sequence[int],
-                      rng: random.Random) -> list[Stage]:
+                      rng: random.Random, stage_rows: int | None = None) -> list[Stage]:
     """The stages: one per horizon, in order, then the whole conversations (horizon ``None``),
-    each shuffled with ``rng``. Without horizons: one stage of the rows as they are, unshuffled
-    (the trainer's own sampler shuffles them)."""
+    each shuffled with ``rng``; a prefix stage keeps at most ``stage_rows`` rows (``None``: all).
+    Without horizons: one stage of the rows as they are, unshuffled (the trainer's own sampler
+    shuffles them)."""
     steps = check_horizons(horizons)
+    if stage_rows is not None and stage_rows < 1:
+        raise ValueError(f"stage_rows must be at least 1 (or None: all rows); got {stage_rows}")
     if not steps:
         return [Stage(None, [dict(r) for r in rows])]
     stages = []
@@ -72,11 +77,13 @@ def curriculum_stages(rows: Sequence[Mapping[str, Any]], horizons: Sequence[int]
             if messages is not None:
                 stage.append({**row, "messages": list(messages)})
         rng.shuffle(stage)
+        if horizon is not None and stage_rows is not None:
+            del stage[stage_rows:]
         stages.append(Stage(horizon, stage))
     return stages
 
 
 def curriculum_rows(rows: Sequence[Mapping[str, Any]], horizons: Sequence[int],
-                    rng: random.Random) -> list[dict[str, Any]]:
+                    rng: random.Random, stage_rows: int | None = None) -> list[dict[str, Any]]:
     """The stages' rows one after another: the order in which the trainer reads them."""
-    return [row for stage in curriculum_stages(rows, horizons, rng) for row in stage.rows]
+    return [row for stage in curriculum_stages(rows, horizons, rng, stage_rows) for row in stage.rows]

@@ -39,7 +39,9 @@ trained whole in the final stage only. Each stage is shuffled with ``sft.seed`` 
 reads the stages in order (a sequential sampler, so ``packing`` and other
 ``train_sampling_strategy`` values do not combine with it); it is one run, so the learning-rate
 schedule, ``max_minutes``, checkpoints and ``--resume`` span all stages, and each further epoch
-goes through the stages again. ``max_train_rows`` counts conversations, before they are staged;
+goes through the stages again. ``stage_rows: 600`` (default none: all) keeps a random 600
+conversations in each prefix stage, so a stage of short rows fits a time budget; the final
+stage keeps every conversation. ``max_train_rows`` counts conversations, before they are staged;
 validation rows stay whole; ``train_summary.json`` lists the stages (``horizon``, ``None`` for
 whole, and ``rows``).
 
@@ -115,6 +117,10 @@ class TrainConfig(BaseModel):
         "horizons of the prefix stages, strictly increasing: stage h trains on every conversation cut "
         "after its h-th assistant message, before a final stage of whole conversations (empty: off)"))
 
+    stage_rows: int | None = Field(None, ge=1, description=(
+        "most rows of each prefix stage of the curriculum, a random share of the conversations; the "
+        "final stage of whole conversations keeps all (None: every row)"))
+
     @field_validator("curriculum")
     @classmethod
     def _increasing_horizons(cls, horizons: tuple[int, ...]) -> tuple[int, ...]:
@@ -124,6 +130,8 @@ class TrainConfig(BaseModel):
     def _freeze_or_lora(self) -> TrainConfig:
         if self.trainable_layers is not None and self.lora is not None:
             raise ValueError("trainable_layers freezes blocks of the model itself; use it or lora, not both")
+        if self.stage_rows is not None and not self.curriculum:
+            raise ValueError("stage_rows caps the curriculum's prefix stages; set curriculum too, e.g. [1]")
         return self
 
 
@@ -319,7 +327,7 @@ def curriculum_dataset(train: Any, config: TrainConfig, seed: int) -> tuple[Any,
         return train, [{"horizon": None, "rows": train.num_rows}]
     import datasets
 
-    stages = curriculum_stages(list(train), config.curriculum, random.Random(seed))
+    stages = curriculum_stages(list(train), config.curriculum, random.Random(seed), config.stage_rows)
     rows = [row for stage in stages for row in stage.rows]
     return (datasets.Dataset.from_list(rows, features=train.features),
             [{"horizon": stage.horizon, "rows": len(stage.rows)} for stage in stages])
