@@ -29,7 +29,8 @@ from trajforge.schemas import (
     UserMessage,
 )
 from trajforge.schemas.config import GenerationConfig
-from trajforge.simulation.agents import CONFIRM, GOODBYE
+from trajforge.simulation.agents import CONFIRM, CONFIRM_AFTER_FOUND, GOODBYE
+from trajforge.simulation.episodes import EpisodeJob, EpisodePlayer
 from trajforge.simulation.faults import (
     ANNOUNCE,
     DONE_BYE,
@@ -40,7 +41,7 @@ from trajforge.simulation.faults import (
     choose_fault,
     fault_forms,
 )
-from trajforge.simulation.episodes import EpisodeJob, EpisodePlayer
+from trajforge.simulation.user import REDIRECT, REVISE
 
 PER_FORM = 3
 
@@ -300,6 +301,19 @@ def _unconfirmed(d: RetailDomain, bp: TaskBlueprint, f: Fault, t: Trajectory, c:
         questions = {q for s in d.slots.values() for q in s.questions}
         # (after the words that take the request up, when the question is the intent's first message)
         return not asked and any((before[-1].content or "").endswith(q) for q in questions)
+    if f.form == "after_change_of_mind":
+        # asked properly; the user answered with a change of mind (REVISE/REDIRECT); the write
+        # follows with no confirmation request after that answer (reads and a question for a
+        # missing detail may come between)
+        frames = [frame.split("{")[0].strip() for frame in (*REVISE, *REDIRECT)]
+        changed = [j for j in range(i) if isinstance(t.messages[j], UserMessage)
+                   and any(frame in (t.messages[j].content or "") for frame in frames)]
+        if not changed:
+            return False
+        said = [(j, m.content or "") for j, m in enumerate(t.messages[:i]) if isinstance(m, AssistantMessage)
+                and m.content]
+        asks = [j for j, text in said if _frame(text, CONFIRM) or _frame(text, CONFIRM_AFTER_FOUND)]
+        return bool(asks) and asks[-1] < changed[-1]
     if f.form == "different_target":
         target = t.messages[i].tool_calls[0].parsed_arguments()["order_id"]  # type: ignore[index]
         ask = before[-1].content or ""

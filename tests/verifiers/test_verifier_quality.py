@@ -169,6 +169,50 @@ def test_oracle_episodes_worded_from_the_evaluation_bank_pass(
                      "some of the evaluation bank's consents (see benchmarks/results/dialogue_acts.md)")
 
 
+def test_a_write_after_a_withdrawn_yes_is_caught_on_evaluation_bank_wording(
+        domain: RetailDomain, blueprints: list[TaskBlueprint]) -> None:
+    """The fault ``unconfirmed_write/after_change_of_mind`` worded from the evaluation bank: at
+    the confirmation the user takes a yes back ("Sure, go ahead. Never mind, forget it.") and says
+    what changed; the agent reads up the change and writes it without asking about it. Its oracle
+    twin (same blueprint, seed and wording) asks again. ``confirmation`` must fail every faulty
+    episode, so the recogniser must read a withdrawn yes (held out from its training, like all of
+    the evaluation bank) as no consent; no other check may fail the twin."""
+    from trajforge.simulation.episodes import scripted_agent, scripted_user
+    from trajforge.simulation.faults import kind_forms
+    from trajforge.simulation.wording import wording
+
+    bank = wording("evaluation")
+    assert bank.withdrawal and len(bank.withdrawal) >= 50
+    targets = [(i, bp, w) for i, bp in enumerate(blueprints[:400])
+               for w, forms in kind_forms(bp, domain, FaultKind.unconfirmed_write).items()
+               if "after_change_of_mind" in forms]
+
+    async def run_all() -> list[tuple[int, Trajectory, dict[str, bool], dict[str, bool]]]:
+        out = []
+        for i, bp, w in targets:
+            fault = Fault(kind=FaultKind.unconfirmed_write, target=w, form="after_change_of_mind")
+            played = []
+            for f in (fault, None):
+                spec = EpisodeSpec(agent=f"scripted:{'faulty' if f else 'oracle'}", user="scripted", seed=i,
+                                   max_turns=40, fault=f)
+                t = await run_episode(bp.id, domain.environment(), scripted_agent(bp, domain, i, f, wording=bank),
+                                      scripted_user(bp, domain, i, bank), EpisodeLimits(), run_id=RUN, episode=spec)
+                played.append((t, {v.check: v.passed for v in verify(t, bp, domain)}))
+            out.append((bp.provenance.index, played[0][0], played[0][1], played[1][1]))
+        return out
+
+    played = asyncio.run(run_all())
+    assert len(played) >= 30, len(played)
+    for _, t, _, _ in played:  # the change of mind opens with the bank's withdrawn yes
+        assert any(isinstance(m, UserMessage) and bank.withdraws(m.content or "") for m in t.messages), \
+            [m.content for m in t.messages if isinstance(m, UserMessage)]
+    twins = [(index, check) for index, _, _, oracle in played for check, ok in oracle.items()
+             if not ok and check != "confirmation"]
+    assert not twins, twins[:10]
+    missed = [index for index, _, faulty, _ in played if faulty["confirmation"]]
+    assert not missed, f"confirmation passed {len(missed)} of {len(played)} writes after a withdrawn yes: {missed}"
+
+
 def test_a_faulty_episode_never_passes_overall(episodes: dict[str, list[Episode]]) -> None:
     passed = [t.id for _, t, verdicts in episodes["faulty"]
               if next(iter(verdicts.values())).trajectory_passed]

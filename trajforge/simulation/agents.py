@@ -543,6 +543,7 @@ class ScriptedAgent:
         w = self._writes_done
         if k > 0 and self._auth_later and self.form == "late_after_write":
             yield from self._late_auth()
+        unasked = False  # the fault after_change_of_mind is under way
         if write is not None and self._is(FaultKind.premature_end, w, "before_slots"):
             self._spent = self._ended = True
             yield End(self._pick(GOODBYE))
@@ -581,14 +582,20 @@ class ScriptedAgent:
                 yield Call(self.domain.transfer_tool or "", transfer_arguments(self.domain) or {})
                 return
             action = self._action(kind, spec, slots)
-            if self._is(FaultKind.unconfirmed_write, w):
+            if unasked:
+                self._spent = True
+                text = None
+            elif self._is(FaultKind.unconfirmed_write, w) and self.form != "after_change_of_mind":
                 self._spent = True
                 text = yield from self._unconfirmed(k, kind, spec, slots, action)
             else:
                 text = None
                 reply = yield Say(self._confirmation(self._found(k, kind, spec, slots), action))
                 answer = getattr(reply, "content", "") or ""
-                if not (is_affirmative(answer) or self.wording.consents(answer)):
+                if self.wording.withdraws(answer) or not (is_affirmative(answer) or self.wording.consents(answer)):
+                    # the fault after_change_of_mind: the changed wish is read up and written
+                    # like the first, but never asked about
+                    unasked = self._is(FaultKind.unconfirmed_write, w, "after_change_of_mind")
                     if not redirected:
                         redirected, kind = True, intent.kind
                     continue

@@ -56,7 +56,7 @@ FAULT_FORMS: dict[FaultKind, tuple[str, ...]] = {
     FaultKind.wrong_argument: ("other_entity_scalar", "other_entity_list", "other_allowed_value",
                                "near_miss_value", "list_changed"),
     FaultKind.unconfirmed_write: ("no_question", "announced", "other_question",
-                                  "write_before_answer", "different_target"),
+                                  "write_before_answer", "different_target", "after_change_of_mind"),
     FaultKind.skipped_authentication: ("never_asked", "asked_not_verified", "failed_lookup_ignored",
                                        "read_before_auth", "late_after_write"),
     FaultKind.policy_violation: ("disallowed_value", "ineligible_target", "other_scalar_id",
@@ -361,6 +361,13 @@ def _is_plain(bp: TaskBlueprint, k: int) -> bool:
         d.intent == k and d.trigger == "on_confirmation" for d in bp.user.disclosure)
 
 
+def _changes_mind(bp: TaskBlueprint, k: int) -> bool:
+    """The user answers the intent's first confirmation request with a change of mind (a revised
+    detail or another request), not a yes."""
+    return any(d.intent == k and d.trigger == "on_confirmation" and d.action in ("revise", "redirect")
+               for d in bp.user.disclosure)
+
+
 def _report_state(bp: TaskBlueprint, k: int, rehearsal_at: Callable[[int], Rehearsal]
                   ) -> tuple[Rehearsal, int] | None:
     """The rehearsal after the intent's last call, and the index of its last write observation."""
@@ -655,6 +662,9 @@ def _targets(bp: TaskBlueprint, domain: Domain, kind: FaultKind, rng: random.Ran
             call = calls[at]
             k = call.intent
             if not _is_plain(bp, k):
+                # the one form for a change of mind: the agent writes on the changed wish unasked
+                if _changes_mind(bp, k):
+                    yield w, ["after_change_of_mind"]
                 continue
             rehearsal = rehearsal_at(at)
             forms = ["no_question", "announced", "write_before_answer"]

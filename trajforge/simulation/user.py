@@ -16,6 +16,7 @@ import random
 import re
 import string
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Any
 
 from trajforge.environments.base import Domain
@@ -283,7 +284,11 @@ class ScriptedUser:
             return UserReply(UserMessage(content="", tool_calls=calls))
         offer = self.wording.offers_more_help(text)
         # the request as the checks read it (a found line, then a question for a detail, is not one)
-        if not offer and (is_confirmation_request(text) or self.wording.asks_confirmation(closing_question(text))):
+        # a bank's frame ("May I {action}?") also fits the domain's own questions for a detail
+        # ("May I ask the reason ...?"), which the agent asks in every wording: those are questions
+        asked = closing_question(text)
+        bank_request = self.wording.asks_confirmation(asked) and asked not in self._slot_questions
+        if not offer and (is_confirmation_request(text) or bank_request):
             self.lost = 0
             return UserReply(UserMessage(content=self._confirm(text)))
         if offer or asks_anything_else(text):
@@ -408,13 +413,22 @@ class ScriptedUser:
             return []
         return [self.rng.choice(PRICE).format(price=price.group())]
 
+    @cached_property
+    def _slot_questions(self) -> frozenset[str]:
+        return frozenset(q for spec in self.domain.slots.values() for q in spec.questions)
+
+    def _withdrawn(self) -> list[str]:
+        """The wording's withdrawn yes that opens a change of mind, if it has one."""
+        return [self.rng.choice(self.wording.withdrawal)] if self.wording.withdrawal else []
+
     def _confirm(self, text: str) -> str:
         k = self.current
         step = self.pending.pop((k, "revise"), None)
         if step is not None and step.fact is not None and step.value is not None:
             self.values[f"{k}.{step.fact}"] = step.value
             answer = self._answer(k, step.fact) or Part(step.value)
-            return realise([*self._second_thoughts(text), self._framed(REVISE, "answer", [answer])])
+            return realise([*self._second_thoughts(text), *self._withdrawn(),
+                            self._framed(("{answer}",) if self.wording.withdrawal else REVISE, "answer", [answer])])
         step = self.pending.pop((k, "redirect"), None)
         if step is not None and step.value:
             self.kinds[k] = step.value
@@ -424,8 +438,9 @@ class ScriptedUser:
             request = self._request(k, step.value, volunteer=False)
             extra = [self._answer(k, s) for s in final.slots
                      if s not in first.slots and s not in final.core_slots]
-            return realise([*self._second_thoughts(text),
-                            self._framed(REDIRECT, "request", [*request, *(e for e in extra if e)])])
+            return realise([*self._second_thoughts(text), *self._withdrawn(),
+                            self._framed(("{request}",) if self.wording.withdrawal else REDIRECT, "request",
+                                         [*request, *(e for e in extra if e)])])
         return self.rng.choice(self.wording.consent or YES[self.style])
 
 

@@ -1,12 +1,15 @@
 """How the scripted policies word their dialogue acts: their own phrase banks, or the evaluation bank.
 
 ``scripted`` (the default) is the generator's wording: the oracle's confirmation wrappers and
-offers of more help, the persona's yes and goodbye lines. ``evaluation`` draws those four acts
-from ``environments/dialogue/banks/eval.jsonl``, the bank the dialogue-act recogniser is measured
+offers of more help, the persona's yes and goodbye lines, the user's "Actually, wait:" before a
+change of mind. ``evaluation`` draws those five acts from
+``environments/dialogue/banks/eval.jsonl`` (a change of mind opens with one of its withdrawn
+yeses, "Yes, go ahead. Actually, no, hold on."), the bank the dialogue-act recogniser is measured
 on and the generator otherwise never uses: a scripted episode then reads like a model that
-phrases confirmations, consents and closings its own way, while its calls, facts and final state
-stay the oracle's. ``trajforge serve-policy --wording evaluation`` serves that mode, so a build
-through the endpoint shows whether the checks hold on wording they were not written for.
+phrases confirmations, consents, changes of mind and closings its own way, while its calls, facts
+and final state stay the oracle's. ``trajforge serve-policy --wording evaluation`` serves that
+mode, so a build through the endpoint shows whether the checks hold on wording they were not
+written for.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ class Wording:
     anything_else: tuple[str, ...] | None = None
     consent: tuple[str, ...] | None = None
     closing: tuple[str, ...] | None = None
+    withdrawal: tuple[str, ...] | None = None  # a yes taken back, before a change of mind
 
     # The scripted policies know their own phrasebook: with these wordings the user knows an
     # offer of more help or a confirmation request, and the agent a consent, by the bank's
@@ -50,6 +54,16 @@ class Wording:
 
     def consents(self, text: str) -> bool:
         return text in (self.consent or ())
+
+    def withdraws(self, text: str) -> bool:
+        """The reply holds a withdrawn yes of the bank (punctuation and case aside: the realiser
+        joins it to what follows): whatever else it says, no consent."""
+        said = _plain(text)
+        return any(_plain(w) in said for w in self.withdrawal or ())
+
+
+def _plain(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s#]", " ", text.lower()).split())
 
 
 @cache
@@ -88,4 +102,7 @@ def wording(name: WordingName) -> Wording:
         # a closing that says the user is unhappy is for a goal not met (``Behaviour.ends_unhappy``)
         closing=tuple(r["text"] for r in rows if r["role"] == "user" and r["label"] == "closing"
                       and r["phenomenon"] != "unhappy_closing"),
+        # a change of mind at a confirmation opens with one of these, then says what changed
+        withdrawal=tuple(r["text"] for r in rows if r["role"] == "user" and r["phenomenon"] == "withdrawn"
+                         and not _SPECIFIC.search(r["text"])),
     )
