@@ -187,6 +187,7 @@ def measure(n_blueprints: int, size: int, seed: int, chunk: int) -> dict[str, An
             "false_positives": {name: reworded_fail[name] for name in check_names},
             "examples": dict(reworded_examples),
         },
+        "withdrawn": withdrawn_recall(domain, blueprints),
         "recogniser": recogniser_quality(),
         "terminations": {a: dict(c) for a, c in terminations.items()},
         "oracle_false_positives_zero": oracle_ok,
@@ -194,6 +195,43 @@ def measure(n_blueprints: int, size: int, seed: int, chunk: int) -> dict[str, An
         "every_fault_caught_by_named_check": not misses,
         "seconds": round(time.perf_counter() - began, 2),
     }
+
+
+def withdrawn_recall(domain: Any, blueprints: list[Any]) -> dict[str, Any]:
+    """(d) ``unconfirmed_write/after_change_of_mind`` in the evaluation wording
+    (``trajforge.simulation.wording``): at the confirmation the user takes a yes back with a row
+    of the evaluation bank ("Sure, go ahead. Never mind, forget it.") and says what changed; the
+    agent writes the change unasked. Every blueprint that admits the form, once; recall of
+    ``confirmation``."""
+    import asyncio
+
+    from trajforge.schemas import EpisodeSpec, Fault, FaultKind
+    from trajforge.simulation import EpisodeLimits, run_episode
+    from trajforge.simulation.episodes import scripted_agent, scripted_user
+    from trajforge.simulation.faults import kind_forms
+    from trajforge.simulation.wording import wording
+    from trajforge.verifiers import verify
+
+    bank = wording("evaluation")
+
+    async def play(i: int, bp: Any, target: int) -> tuple[int, bool]:
+        fault = Fault(kind=FaultKind.unconfirmed_write, target=target, form="after_change_of_mind")
+        spec = EpisodeSpec(agent="scripted:faulty", user="scripted", seed=i, max_turns=40, fault=fault)
+        t = await run_episode(bp.id, domain.environment(), scripted_agent(bp, domain, i, fault, wording=bank),
+                              scripted_user(bp, domain, i, bank), EpisodeLimits(), run_id=RUN_ID, episode=spec)
+        [verdict] = verify(t, bp, domain, checks=["confirmation"])
+        return bp.provenance.index, verdict.passed
+
+    missed, n = [], 0
+    for i, bp in enumerate(blueprints):
+        for target, forms in kind_forms(bp, domain, FaultKind.unconfirmed_write).items():
+            if "after_change_of_mind" in forms:
+                index, passed = asyncio.run(play(i, bp, target))
+                n += 1
+                if passed:
+                    missed.append(index)
+    return {"episodes": n, "caught": n - len(missed), "recall": round((n - len(missed)) / n, 6) if n else None,
+            "missed_blueprints": missed[:MAX_EXAMPLES]}
 
 
 def recogniser_quality() -> dict[str, Any]:
@@ -282,6 +320,15 @@ def render_markdown(payload: dict[str, Any]) -> str:
               f"**{'PASS' if r['reworded_false_positives_zero'] else 'FAIL'}**", "",
               "| " + " | ".join(checks) + " |", "|" + "---:|" * len(checks),
               "| " + " | ".join(str(rw["false_positives"][c]) for c in checks) + " |"]
+    wd = r["withdrawn"]
+    lines += ["", "## Writes after a withdrawn yes, in the evaluation wording", "",
+              "`unconfirmed_write/after_change_of_mind` with the user's change of mind opened by a withdrawn "
+              "yes of the evaluation bank (\"Yes, go ahead. Actually, no, hold on.\"), which the recogniser "
+              "never saw in training; the agent writes the change unasked. Each blueprint admitting the form, "
+              "once.", "",
+              f"- Episodes: {wd['episodes']}; caught by `confirmation`: {wd['caught']} "
+              f"({_pct(wd['recall']) if wd['recall'] is not None else 'n/a'}); missed blueprints: "
+              f"{wd['missed_blueprints'] or 'none'}"]
     rec = r["recogniser"]
     lines += ["", "## The dialogue-act recogniser alone on the evaluation bank", "",
               f"{rec['rows']} rows (templates filled); details in `dialogue_acts.md`.", "",
