@@ -13,8 +13,8 @@ from trajforge.schemas.trajectory import Fault, FaultKind
 from trajforge.evaluation.blueprints import fresh_blueprints
 from trajforge.evaluation.config import PlayConfig
 from trajforge.evaluation.policies import PolicySpec
-from trajforge.evaluation.run import evaluate, save_evaluation
-from trajforge.evaluation.scores import pass_hat_k, score
+from trajforge.evaluation.run import evaluate, save_evaluation, summary_json
+from trajforge.evaluation.scores import pass_hat_k, score, task_of
 from trajforge.simulation.episodes import EpisodeContext, scripted_agent, scripted_agents
 from trajforge.simulation.local_model import MALFORMED_CALL, parse_completion
 from trajforge.store import query
@@ -46,6 +46,9 @@ def test_score_averages_per_blueprint_and_counts_failures():
     assert s.pass_hat[3] == 0.0
     assert s.format_validity == pytest.approx(3 / 6)
     assert s.failures == {"outputs": 4, "policy": 3}
+    assert s.by_task == {}  # no tasks given
+    [s] = score(rows, trials=3, tasks={"a": task_of(["cancel_order"]), "b": task_of(["return_items", "order_status"])})
+    assert s.by_task == {"cancel_order": (3, 2), "return_items+order_status": (3, 0)}
 
 
 def test_the_oracle_passes_every_trial_and_a_fault_is_caught_by_its_check(blueprints, tmp_path):
@@ -53,6 +56,11 @@ def test_the_oracle_passes_every_trial_and_a_fault_is_caught_by_its_check(bluepr
                                                                                max_steps_per_turn=12), "fresh:4242")
     [s] = good.scores
     assert (s.blueprints, s.episodes) == (6, 12)
+    # per task: each blueprint's intent kinds, every episode counted once and passed
+    assert sum(n for n, _ in s.by_task.values()) == 12 and all(n == c for n, c in s.by_task.values())
+    assert set(s.by_task) == {task_of(i.kind for i in bp.user.intents) for bp in blueprints}
+    assert summary_json(good)["domains"][0]["by_task"] == {t: {"episodes": n, "passed": c}
+                                                          for t, (n, c) in s.by_task.items()}
     assert s.pass_at_1 == 1.0 and s.pass_hat[2] == 1.0
     assert s.format_validity == 1.0 and s.tool_calls > 12
     # each trial of a blueprint has its own seed (a different user wording)

@@ -22,7 +22,7 @@ from typing import Any
 from trajforge.evaluation.blueprints import fresh_blueprints, heldout_blueprints
 from trajforge.evaluation.config import EvalConfig, PlayConfig
 from trajforge.evaluation.policies import PolicySpec, agent_factory
-from trajforge.evaluation.scores import DomainScore, call_validity, score
+from trajforge.evaluation.scores import DomainScore, call_validity, score, task_of
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.ids import content_id, hash_seed
 from trajforge.schemas.trajectory import Trajectory
@@ -109,7 +109,8 @@ def evaluate(blueprints: Sequence[TaskBlueprint], make_agent: AgentFactory, poli
             "termination": str(trajectory.termination), "agent_turns": turns, "tool_calls": calls,
             "valid_tool_calls": valid, "trajectory": trajectory.model_dump_json(),
         })
-    return EvalResult(eval_id, policy, rows, score(rows, play.trials))
+    tasks = {bp.id: task_of(i.kind for i in bp.user.intents) for bp in blueprints}
+    return EvalResult(eval_id, policy, rows, score(rows, play.trials, tasks))
 
 
 def save_evaluation(out: Path, result: EvalResult) -> Path:
@@ -129,7 +130,8 @@ def summary_json(result: EvalResult) -> dict[str, Any]:
          "pass@1": round(s.pass_at_1, 4), **{f"pass^{k}": round(v, 4) for k, v in s.pass_hat.items()},
          "format_validity": None if s.format_validity is None else round(s.format_validity, 4),
          "tool_calls": s.tool_calls, "failures": dict(s.failures.most_common()),
-         "terminations": dict(s.terminations.most_common())}
+         "terminations": dict(s.terminations.most_common()),
+         "by_task": {task: {"episodes": n, "passed": c} for task, (n, c) in s.by_task.items()}}
         for s in result.scores]}
 
 
