@@ -368,9 +368,13 @@ def _trace(kind: FaultKind, domain: RetailDomain, bp: TaskBlueprint, t: Trajecto
     truth_writes = [{"name": c.name, **c.arguments} for c in bp.ground_truth.calls if c.kind == "write"]
     if kind is FaultKind.wrong_argument:
         return len(writes) == len(truth_writes) and [a for _, a in writes] != truth_writes
-    if kind is FaultKind.unconfirmed_write:  # a write with no confirmation request since the last one
+    if kind is FaultKind.unconfirmed_write:
+        # a write with no confirmation request since the last one, or after a request the user
+        # answered with something else than a yes (a change of mind)
         asked = False
         for m in t.messages:
+            if isinstance(m, UserMessage) and asked and not is_affirmative(m.content or ""):
+                asked = False
             if isinstance(m, AssistantMessage):
                 asked = asked or is_confirmation_request(m.content or "")
                 for c in m.tool_calls:
