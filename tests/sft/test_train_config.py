@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from trajforge.errors import ConfigError
-from trajforge.sft.train import load_train_config, sft_config, write_loss_curve
+from trajforge.sft.train import check_curriculum_args, load_train_config, sft_config, write_loss_curve
 
 pytest.importorskip("trl")
 
@@ -27,7 +27,10 @@ def test_the_shipped_configs_load_and_overrides_reach_sft_config(tmp_path):
     # the CPU recipe of issue 18 is trl-valid as written (bf16 on, schedule ending with max_minutes)
     cpu = load_train_config(Path("configs/sft-smollm2-cpu.yaml"), {"output_dir": str(tmp_path)})
     assert (cpu.model, cpu.trainable_layers, cpu.after_tool_weight, cpu.max_minutes) == ("smollm2", 8, 2.0, 60)
-    assert sft_config(cpu, has_validation=True).bf16 is True
+    assert (cpu.curriculum, cpu.stage_rows) == ((1,), 600)
+    cpu_args = sft_config(cpu, has_validation=True)
+    assert cpu_args.bf16 is True
+    check_curriculum_args(cpu, cpu_args)  # no packing: the stages are read in order
 
 
 def test_bad_fields_are_named():
