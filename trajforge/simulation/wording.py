@@ -59,11 +59,16 @@ class Wording:
         """The reply holds a withdrawn yes of the bank (punctuation and case aside: the realiser
         joins it to what follows): whatever else it says, no consent."""
         said = _plain(text)
-        return any(_plain(w) in said for w in self.withdrawal or ())
+        return any(w in said for w in _plain_all(self.withdrawal or ()))
 
 
 def _plain(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s#]", " ", text.lower()).split())
+
+
+@cache
+def _plain_all(texts: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(_plain(t) for t in texts)
 
 
 @cache
