@@ -205,9 +205,8 @@ def withdrawn_recall(domain: Any, blueprints: list[Any]) -> dict[str, Any]:
     ``confirmation``."""
     import asyncio
 
-    from trajforge.schemas import EpisodeSpec, Fault, FaultKind
-    from trajforge.simulation import EpisodeLimits, run_episode
-    from trajforge.simulation.episodes import scripted_agent, scripted_user
+    from trajforge.schemas import Fault, FaultKind
+    from trajforge.simulation.episodes import play_scripted
     from trajforge.simulation.faults import kind_forms
     from trajforge.simulation.wording import wording
     from trajforge.verifiers import verify
@@ -216,9 +215,7 @@ def withdrawn_recall(domain: Any, blueprints: list[Any]) -> dict[str, Any]:
 
     async def play(i: int, bp: Any, target: int) -> tuple[int, bool]:
         fault = Fault(kind=FaultKind.unconfirmed_write, target=target, form="after_change_of_mind")
-        spec = EpisodeSpec(agent="scripted:faulty", user="scripted", seed=i, max_turns=40, fault=fault)
-        t = await run_episode(bp.id, domain.environment(), scripted_agent(bp, domain, i, fault, wording=bank),
-                              scripted_user(bp, domain, i, bank), EpisodeLimits(), run_id=RUN_ID, episode=spec)
+        t = await play_scripted(bp, domain, i, fault, bank, run_id=RUN_ID)
         [verdict] = verify(t, bp, domain, checks=["confirmation"])
         return bp.provenance.index, verdict.passed
 

@@ -21,9 +21,8 @@ from trajforge.generators import generate_blueprints
 from trajforge.schemas.blueprint import TaskBlueprint
 from trajforge.schemas.config import GenerationConfig
 from trajforge.schemas.messages import AssistantMessage, ToolCall, ToolMessage, UserMessage
-from trajforge.schemas.trajectory import EpisodeSpec, FlagKind, Trajectory
-from trajforge.simulation import EpisodeLimits, run_episode
-from trajforge.simulation.episodes import scripted_agent, scripted_user
+from trajforge.schemas.trajectory import FlagKind, Trajectory
+from trajforge.simulation.episodes import play_scripted
 from trajforge.verifiers.checks import verify
 
 # written for this test (not the cue lists, not serving.INJECTION): three ways a record can carry it
@@ -47,10 +46,7 @@ def _planted(text: str) -> RetailDomain:
 
 
 def _play(bp: TaskBlueprint, domain: RetailDomain, seed: int) -> Trajectory:
-    spec = EpisodeSpec(agent="scripted:oracle", user="scripted", seed=seed, max_turns=40)
-    return asyncio.run(run_episode(bp.id, domain.environment(), scripted_agent(bp, domain, seed),
-                                   scripted_user(bp, domain, seed), EpisodeLimits(), run_id="r",
-                                   episode=spec))
+    return asyncio.run(play_scripted(bp, domain, seed, run_id="r"))
 
 
 def _calls(t: Trajectory) -> list[tuple[str, str]]:

@@ -21,7 +21,6 @@ from trajforge.environments.retail import RetailDomain
 from trajforge.generators import generate_blueprints
 from trajforge.schemas import (
     AssistantMessage,
-    EpisodeSpec,
     Fault,
     FaultKind,
     Message,
@@ -34,7 +33,8 @@ from trajforge.schemas import (
     Verdict,
 )
 from trajforge.schemas.config import GenerationConfig
-from trajforge.simulation import EpisodeLimits, ScriptedAgent, ScriptedUser, choose_fault, run_episode
+from trajforge.simulation import choose_fault
+from trajforge.simulation.episodes import play_scripted
 from trajforge.simulation.faults import FAULT_CHECKS
 from trajforge.verifiers import CHECKS, verify
 
@@ -57,14 +57,6 @@ def blueprints(domain: RetailDomain) -> list[TaskBlueprint]:
     return out
 
 
-async def _simulate(bp: TaskBlueprint, domain: RetailDomain, seed: int, fault: Fault | None,
-                    rng: random.Random) -> Trajectory:
-    spec = EpisodeSpec(agent=f"scripted:{'faulty' if fault else 'oracle'}", user="scripted",
-                       seed=seed, max_turns=40, fault=fault)
-    return await run_episode(bp.id, domain.environment(), ScriptedAgent(bp, domain, rng, fault),
-                             ScriptedUser(bp, domain, rng), EpisodeLimits(), run_id=RUN, episode=spec)
-
-
 Episode = tuple[TaskBlueprint, Trajectory, dict[str, Verdict]]
 
 
@@ -76,13 +68,13 @@ def episodes(domain: RetailDomain, blueprints: list[TaskBlueprint]) -> dict[str,
         out: dict[str, list[Episode]] = {"oracle": [], "faulty": []}
         for i, bp in enumerate(blueprints):
             seed = ORACLE_SEED + i
-            t = await _simulate(bp, domain, seed, None, random.Random(seed))
+            t = await play_scripted(bp, domain, seed, run_id=RUN)
             out["oracle"].append((bp, t, {v.check: v for v in verify(t, bp, domain)}))
             seed = FAULT_SEED + i
             rng = random.Random(seed)
             fault = choose_fault(bp, domain, rng, list(FaultKind))
             assert fault is not None, bp.provenance.index
-            t = await _simulate(bp, domain, seed, fault, rng)
+            t = await play_scripted(bp, domain, seed, fault, run_id=RUN)
             out["faulty"].append((bp, t, {v.check: v for v in verify(t, bp, domain)}))
         return out
 
@@ -147,7 +139,6 @@ def test_oracle_episodes_worded_from_the_evaluation_bank_pass(
     policies never use. No check but ``confirmation`` reads those acts, so none of them may fail;
     ``confirmation`` fails exactly where the recogniser misreads a consent or a request, which
     benchmarks/results/verifier_quality.md measures (an expected failure until it reads them all)."""
-    from trajforge.simulation.episodes import scripted_agent, scripted_user
     from trajforge.simulation.wording import wording
 
     bank = wording("evaluation")
@@ -155,9 +146,7 @@ def test_oracle_episodes_worded_from_the_evaluation_bank_pass(
     async def run_all() -> list[tuple[int, str, str]]:
         failures = []
         for i, bp in enumerate(blueprints[:300]):
-            spec = EpisodeSpec(agent="scripted:oracle", user="scripted", seed=i, max_turns=40)
-            t = await run_episode(bp.id, domain.environment(), scripted_agent(bp, domain, i, wording=bank),
-                                  scripted_user(bp, domain, i, bank), EpisodeLimits(), run_id=RUN, episode=spec)
+            t = await play_scripted(bp, domain, i, wording=bank, run_id=RUN)
             failures += [(bp.provenance.index, v.check, v.reason) for v in verify(t, bp, domain) if not v.passed]
         return failures
 
@@ -177,7 +166,6 @@ def test_a_write_after_a_withdrawn_yes_is_caught_on_evaluation_bank_wording(
     twin (same blueprint, seed and wording) asks again. ``confirmation`` must fail every faulty
     episode, so the recogniser must read a withdrawn yes (held out from its training, like all of
     the evaluation bank) as no consent; no other check may fail the twin."""
-    from trajforge.simulation.episodes import scripted_agent, scripted_user
     from trajforge.simulation.faults import kind_forms
     from trajforge.simulation.wording import wording
 
@@ -193,10 +181,7 @@ def test_a_write_after_a_withdrawn_yes_is_caught_on_evaluation_bank_wording(
             fault = Fault(kind=FaultKind.unconfirmed_write, target=w, form="after_change_of_mind")
             played = []
             for f in (fault, None):
-                spec = EpisodeSpec(agent=f"scripted:{'faulty' if f else 'oracle'}", user="scripted", seed=i,
-                                   max_turns=40, fault=f)
-                t = await run_episode(bp.id, domain.environment(), scripted_agent(bp, domain, i, f, wording=bank),
-                                      scripted_user(bp, domain, i, bank), EpisodeLimits(), run_id=RUN, episode=spec)
+                t = await play_scripted(bp, domain, i, f, bank, run_id=RUN)
                 played.append((t, {v.check: v.passed for v in verify(t, bp, domain)}))
             out.append((bp.provenance.index, played[0][0], played[0][1], played[1][1]))
         return out

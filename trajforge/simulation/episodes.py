@@ -215,3 +215,21 @@ class EpisodePlayer:
 
         return list(await asyncio.gather(*(one(job) for job in jobs)))
 
+
+
+async def play_scripted(blueprint: TaskBlueprint, domain: Domain, seed: int, fault: Fault | None = None,
+                        wording: Wording | None = None, run_id: str = "",
+                        limits: EpisodeLimits | None = None) -> Trajectory:
+    """One episode of the scripted agent (faulty with ``fault``) and the scripted user, both
+    phrasing their dialogue acts from ``wording`` (default: their own): what a benchmark or a test
+    plays when it needs a single scripted episode in a given wording. The same assembly as the
+    build's (``EpisodePlayer`` with the scripted factories), so the episode is the build's twin."""
+
+    def agent(episode: EpisodeContext) -> AgentPolicy:
+        return scripted_agent(episode.blueprint, episode.domain, episode.seed, episode.fault, wording)
+
+    def user(episode: EpisodeContext) -> UserPolicy:
+        return scripted_user(episode.blueprint, episode.domain, episode.seed, wording)
+
+    player = EpisodePlayer(lambda _: domain, agent, user, limits or EpisodeLimits(), run_id=run_id)
+    return (await player.play(EpisodeJob(blueprint, seed, fault))).trajectory
