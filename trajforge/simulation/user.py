@@ -417,9 +417,16 @@ class ScriptedUser:
     def _slot_questions(self) -> frozenset[str]:
         return frozenset(q for spec in self.domain.slots.values() for q in spec.questions)
 
-    def _withdrawn(self) -> list[str]:
-        """The wording's withdrawn yes that opens a change of mind, if it has one."""
-        return [self.rng.choice(self.wording.withdrawal)] if self.wording.withdrawal else []
+    def _change_of_mind(self, text: str, frames: tuple[str, ...], slot: str, parts: Sequence[Part | str]) -> str:
+        """The reply to the confirmation request ``text`` that changes what was asked for:
+        ``parts`` said in one of the scripted ``frames`` ("Actually, make it {answer}."), or, when
+        the wording has withdrawn yeses (the evaluation bank's), opened by one of those and said
+        bare, after any second thoughts about the price."""
+        thoughts = self._second_thoughts(text)
+        withdrawn = [self.rng.choice(self.wording.withdrawal)] if self.wording.withdrawal else []
+        if withdrawn:
+            frames = ("{" + slot + "}",)
+        return realise([*thoughts, *withdrawn, self._framed(frames, slot, parts)])
 
     def _confirm(self, text: str) -> str:
         k = self.current
@@ -427,8 +434,7 @@ class ScriptedUser:
         if step is not None and step.fact is not None and step.value is not None:
             self.values[f"{k}.{step.fact}"] = step.value
             answer = self._answer(k, step.fact) or Part(step.value)
-            return realise([*self._second_thoughts(text), *self._withdrawn(),
-                            self._framed(("{answer}",) if self.wording.withdrawal else REVISE, "answer", [answer])])
+            return self._change_of_mind(text, REVISE, "answer", [answer])
         step = self.pending.pop((k, "redirect"), None)
         if step is not None and step.value:
             self.kinds[k] = step.value
@@ -438,9 +444,7 @@ class ScriptedUser:
             request = self._request(k, step.value, volunteer=False)
             extra = [self._answer(k, s) for s in final.slots
                      if s not in first.slots and s not in final.core_slots]
-            return realise([*self._second_thoughts(text), *self._withdrawn(),
-                            self._framed(("{request}",) if self.wording.withdrawal else REDIRECT, "request",
-                                         [*request, *(e for e in extra if e)])])
+            return self._change_of_mind(text, REDIRECT, "request", [*request, *(e for e in extra if e)])
         return self.rng.choice(self.wording.consent or YES[self.style])
 
 
