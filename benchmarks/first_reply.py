@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import glob
 import json
 import os
 import sys
@@ -34,10 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import command_line, machine_info, machine_markdown, utc_now, write_results
-
-
-def _loads(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str) else value
+from _probe import greedy_reply, load_policy, loads, split_rows
 
 
 def phrase_banks(domains: set[str]) -> dict[str, dict[str, tuple[str, ...]]]:
@@ -63,30 +59,19 @@ def first_user(messages: list[dict[str, Any]]) -> int | None:
 
 
 def probe(model_dir: str, export: str, split: str, rows: int, max_new_tokens: int, bf16: bool) -> dict[str, Any]:
-    import pyarrow.parquet as pq
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
-    files = sorted(glob.glob(f"{export}/sft/{split}-*.parquet"))
-    table = [r for f in files for r in pq.read_table(f).to_pylist()][:rows]
+    model, tokenizer = load_policy(model_dir)
+    table = split_rows(export, split)[:rows]
     banks = phrase_banks({r["domain"] for r in table})
     per: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     examples: list[dict[str, str]] = []
     for row in table:
-        messages = [_loads(m) for m in row["messages"]]
+        messages = [loads(m) for m in row["messages"]]
         k = first_user(messages)
         if k is None:
             continue
         bank = banks[row["domain"]]
         reference = named(messages[k].get("content") or "", bank)
-        prompt = tokenizer.apply_chat_template(messages[:k], tools=[_loads(t) for t in row["tools"]],
-                                               tokenize=False, add_generation_prompt=True)
-        ids = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)["input_ids"]
-        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-            out = model.generate(ids, max_new_tokens=max_new_tokens, do_sample=False)
-        said = tokenizer.decode(out[0, ids.shape[1]:], skip_special_tokens=True)
+        said = greedy_reply(model, tokenizer, messages[:k], [loads(t) for t in row["tools"]], max_new_tokens, bf16)
         got = named(said, bank)
         key = "/".join(sorted(reference)) or "(none named)"
         if not reference:
