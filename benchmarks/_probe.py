@@ -40,3 +40,33 @@ def greedy_reply(model: Any, tokenizer: Any, messages: list[dict[str, Any]], too
         out = model.generate(ids, max_new_tokens=max_new_tokens, do_sample=False)
     said = tokenizer.decode(out[0, ids.shape[1]:], skip_special_tokens=False)
     return said.split(tokenizer.eos_token)[0] if tokenizer.eos_token else said
+
+
+def run_measured(benchmark: str, args: Any, run: Any, **extra: Any) -> dict[str, Any]:
+    """``run()``'s result in a result payload (date, command, machine, load before and after, seconds,
+    the probed model and split, ``extra``), its result printed as JSON."""
+    import os
+    import time
+
+    from _common import command_line, machine_info, utc_now
+
+    load_before = os.getloadavg()
+    started = time.perf_counter()
+    result = run()
+    print(json.dumps(result, indent=1))
+    return {"benchmark": benchmark, "date": utc_now(), "command": command_line(), "machine": machine_info(),
+            "load_before": load_before, "load_after": os.getloadavg(),
+            "seconds": round(time.perf_counter() - started, 1), "model": args.model, "export": args.export,
+            "split": args.split, **extra, **result}
+
+
+def header(title: str, payload: dict[str, Any]) -> list[str]:
+    """The first lines of a probe's markdown: title with date, command, load, machine."""
+    from _common import machine_markdown
+
+    def load(values: Any) -> tuple[float, ...]:
+        return tuple(round(x, 2) for x in values)
+
+    return [f"# {title} ({payload['date']})", "", f"Command: `{payload['command']}`", "",
+            f"Load (1/5/15 min) before {load(payload['load_before'])}, after {load(payload['load_after'])}; "
+            f"{payload['seconds']} s.", "", *machine_markdown(payload["machine"]), ""]

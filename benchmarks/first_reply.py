@@ -24,16 +24,13 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
-import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import command_line, machine_info, machine_markdown, utc_now, write_results
-from _probe import greedy_reply, load_policy, loads, split_rows
+from _common import write_results
+from _probe import greedy_reply, header, load_policy, loads, run_measured, split_rows
 
 
 def phrase_banks(domains: set[str]) -> dict[str, dict[str, tuple[str, ...]]]:
@@ -101,22 +98,13 @@ def main() -> None:
     parser.add_argument("--bf16", action="store_true", help="generate under bfloat16 autocast")
     parser.add_argument("--stem", help="write benchmarks/results/<stem>.{json,md}")
     args = parser.parse_args()
-    load_before = os.getloadavg()
-    started = time.perf_counter()
-    result = probe(args.model, args.export, args.split, args.rows, args.max_new_tokens, args.bf16)
-    payload = {"benchmark": "first_reply", "date": utc_now(), "command": command_line(), "machine": machine_info(),
-               "load_before": load_before, "load_after": os.getloadavg(),
-               "seconds": round(time.perf_counter() - started, 1), "model": args.model, "export": args.export,
-               "split": args.split, "rows": args.rows, **result}
-    print(json.dumps(result, indent=1))
+    result = payload = run_measured("first_reply", args, lambda: probe(
+        args.model, args.export, args.split, args.rows, args.max_new_tokens, args.bf16), rows=args.rows)
     if not args.stem:
         return
     named_rows = result["named_rows"]
     n = sum(named_rows.values())
-    md = [f"# First reply: the request taken up ({payload['date']})", "", f"Command: `{payload['command']}`", "",
-          f"Load (1/5/15 min) before {tuple(round(x, 2) for x in load_before)}, after "
-          f"{tuple(round(x, 2) for x in payload['load_after'])}; {payload['seconds']} s.", "",
-          *machine_markdown(payload["machine"]), "",
+    md = [*header("First reply: the request taken up", payload),
           f"Model `{args.model}`, the first {args.rows} rows of `{args.export}`'s `{args.split}` split, greedy, "
           f"{args.max_new_tokens} new tokens{', bf16 autocast' if args.bf16 else ''}.", "",
           f"Rows whose reference reply names the request: {n}; right {named_rows.get('right', 0)}, "

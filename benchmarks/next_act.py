@@ -25,15 +25,13 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import command_line, machine_info, machine_markdown, utc_now, write_results
-from _probe import greedy_reply, load_policy, loads, split_rows
+from _common import write_results
+from _probe import greedy_reply, header, load_policy, loads, run_measured, split_rows
 
 
 def act_of_message(message: dict[str, Any]) -> str:
@@ -120,26 +118,18 @@ def main() -> None:
     parser.add_argument("--after-tool", required=True, help="the tool whose first result the act follows")
     parser.add_argument("--split", default="validation")
     parser.add_argument("--rows", type=int, default=120)
-    parser.add_argument("--max-new-tokens", type=int, default=48)
+    parser.add_argument("--max-new-tokens", type=int, default=128,
+                        help="enough for a sentence and a call: a call cut short reads as malformed")
     parser.add_argument("--bf16", action="store_true", help="generate under bfloat16 autocast")
     parser.add_argument("--stem", help="write benchmarks/results/<stem>.{json,md}")
     args = parser.parse_args()
-    load_before = os.getloadavg()
-    started = time.perf_counter()
-    result = probe(args.model, args.data, args.export, args.split, args.after_tool, args.rows,
-                   args.max_new_tokens, args.bf16)
-    payload = {"benchmark": "next_act", "date": utc_now(), "command": command_line(), "machine": machine_info(),
-               "load_before": load_before, "load_after": os.getloadavg(),
-               "seconds": round(time.perf_counter() - started, 1), "model": args.model, "export": args.export,
-               "split": args.split, "after_tool": args.after_tool, **result}
-    print(json.dumps(result, indent=1))
+    result = payload = run_measured("next_act", args, lambda: probe(
+        args.model, args.data, args.export, args.split, args.after_tool, args.rows, args.max_new_tokens, args.bf16),
+        after_tool=args.after_tool)
     if not args.stem:
         return
     t = result["totals"]
-    md = [f"# The act after `{args.after_tool}` ({payload['date']})", "", f"Command: `{payload['command']}`", "",
-          f"Load (1/5/15 min) before {tuple(round(x, 2) for x in load_before)}, after "
-          f"{tuple(round(x, 2) for x in payload['load_after'])}; {payload['seconds']} s.", "",
-          *machine_markdown(payload["machine"]), "",
+    md = [*header(f"The act after `{args.after_tool}`", payload),
           f"Model `{args.model}`, rows of `{args.export}`'s `{args.split}` split with a `{args.after_tool}` result "
           f"followed by the agent ({result['rows_probed']} probed), greedy, {args.max_new_tokens} new tokens"
           f"{', bf16 autocast' if args.bf16 else ''}.", "",
