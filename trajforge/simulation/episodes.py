@@ -216,7 +216,6 @@ class EpisodePlayer:
         return list(await asyncio.gather(*(one(job) for job in jobs)))
 
 
-
 async def play_scripted(blueprint: TaskBlueprint, domain: Domain, seed: int, fault: Fault | None = None,
                         wording: Wording | None = None, run_id: str = "",
                         limits: EpisodeLimits | None = None) -> Trajectory:
