@@ -6,6 +6,7 @@ real conversation of an ``sft`` export, loss on the assistant tokens only (TRL's
 of ``--steps`` passes after one warm-up pass, all settings side by side in one process.
 
     .venv/bin/python benchmarks/freeze_speed.py --export /tmp/m24/export --trainable 30 10 6
+    .venv/bin/python benchmarks/freeze_speed.py --export EXPORT --trainable 8 --allocator --steps 4
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from trl.trainer.utils import add_fused_lm_head
 
 from trajforge.sft.freeze import freeze_lower_layers
 from trajforge.sft.smollm import SmolLMConfig, build_smollm
+from trajforge.simulation.local_model import keep_freed_memory
 
 
 def main() -> None:
@@ -31,6 +33,8 @@ def main() -> None:
     parser.add_argument("--trainable", type=int, nargs="+", default=[30, 10, 6])
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--allocator", action="store_true",
+                        help="each setting twice, glibc's malloc default and keep_freed_memory(), alternating")
     parser.add_argument("--stem", default="freeze_speed")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -44,7 +48,12 @@ def main() -> None:
     ids = torch.tensor([rendered["input_ids"]])
     labels = torch.where(torch.tensor([rendered["assistant_masks"]]) == 1, ids, torch.full_like(ids, -100))
     rows = []
-    for trainable in args.trainable:
+    # with --allocator: default, kept, default, kept (alternating, so a change of load hits both)
+    settings = ([(t, keep) for t in args.trainable for _ in range(2) for keep in (False, True)]
+                if args.allocator else [(t, None) for t in args.trainable])
+    for trainable, keep in settings:
+        if keep is not None:
+            keep_freed_memory(keep)
         counts = freeze_lower_layers(model, trainable)
         optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-9)
         times = []
@@ -58,7 +67,8 @@ def main() -> None:
             if step:
                 times.append(time.perf_counter() - started)
         seconds = sum(times) / len(times)
-        rows.append({"trainable_layers": trainable, **counts, "seconds_per_pass": round(seconds, 2),
+        rows.append({"trainable_layers": trainable, "keep_freed_memory": keep, **counts,
+                     "seconds_per_pass": round(seconds, 2),
                      "tokens_per_second": round(ids.numel() / seconds, 1)})
         print(rows[-1], flush=True)
     base = rows[0]["tokens_per_second"]
@@ -72,10 +82,12 @@ def main() -> None:
              f"passes after a warm-up. Load (1/5/15 min) before {tuple(round(x, 2) for x in load_before)}, "
              f"after {tuple(round(x, 2) for x in payload['load_after'])} (a shared 2-core machine).", "",
              *machine_markdown(payload["machine"]), "",
-             "| trainable blocks (of 30) | trainable parameters | s per pass | tokens/s | ratio |",
-             "|---|---|---|---|---|"]
+             "| trainable blocks (of 30) | malloc keeps freed memory | trainable parameters | s per pass "
+             "| tokens/s | ratio |",
+             "|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['trainable_layers']} | {r['trainable']:,} | {r['seconds_per_pass']} | "
+        kept = {None: "default", False: "no (glibc default)", True: "yes"}[r["keep_freed_memory"]]
+        lines.append(f"| {r['trainable_layers']} | {kept} | {r['trainable']:,} | {r['seconds_per_pass']} | "
                      f"{r['tokens_per_second']} | {r['tokens_per_second'] / base:.2f} |")
     print(write_results(args.stem, payload, "\n".join(lines)))
 

@@ -154,9 +154,9 @@ class PreparedEvaluation:
 def prepare_evaluation(request: EvalConfig) -> PreparedEvaluation:
     spec = PolicySpec.parse(request.policy)
     if spec.kind == "hf":
-        from trajforge.simulation.local_model import set_torch_threads
+        from trajforge.simulation.local_model import prepare_torch
 
-        set_torch_threads(request.threads)
+        prepare_torch(request.threads)
     if request.fresh is not None:
         blueprints = fresh_blueprints(request.fresh, request.fresh_seed)
         source = f"fresh:{request.fresh_seed}"

@@ -156,14 +156,14 @@ def run_loop(config: LoopConfig, progress: Callable[[str], None] | None = None,
     from trajforge.loop.plot import plot_loop
     from trajforge.rl.train import grpo_config, grpo_train
     from trajforge.schemas.arrow import trajectory_to_row, verdict_to_row
-    from trajforge.simulation.local_model import load_hf, set_torch_threads
+    from trajforge.simulation.local_model import load_hf, prepare_torch
     from trajforge.simulation.worker_state import blueprint_domain
     from trajforge.store.catalog import refresh_catalog
     from trajforge.store.loop import write_loop_iteration, write_loop_shard, write_loop_tasks
 
     say = progress or (lambda _: None)
     grpo_config(config.grpo, str(Path(config.output_dir) / "trainer"))  # a bad grpo field fails first
-    set_torch_threads(config.threads)
+    prepare_torch(config.threads)
     out = Path(config.tasks)
     output_dir = Path(config.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)

@@ -197,10 +197,10 @@ def load_tasks(config: RLConfig) -> list[TaskBlueprint]:
 
 def train_rl(config: RLConfig) -> dict[str, Any]:
     """``trajforge train rl``: returns the summary also written to ``rl_summary.json``."""
-    from trajforge.simulation.local_model import load_hf, set_torch_threads
+    from trajforge.simulation.local_model import load_hf, prepare_torch
     from trajforge.trainer_args import time_limit
 
-    set_torch_threads(config.threads)
+    prepare_torch(config.threads)
     grpo_config(config.grpo, config.output_dir)  # a bad grpo field fails before anything loads
     output_dir = Path(config.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)

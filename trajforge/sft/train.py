@@ -416,9 +416,9 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
     """Fine-tune; returns the summary also written to ``train_summary.json``."""
     from transformers.trainer_utils import get_last_checkpoint
 
-    from trajforge.simulation.local_model import set_torch_threads
+    from trajforge.simulation.local_model import prepare_torch
 
-    set_torch_threads(config.threads)
+    prepare_torch(config.threads)
     output_dir = Path(config.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     last = get_last_checkpoint(str(output_dir)) if resume else None
