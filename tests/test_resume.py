@@ -159,12 +159,14 @@ def test_killed_build_resumes_from_prefect_cache_to_exactly_the_rows_of_an_unint
             pytest.fail("the build finished before it could be killed; raise N "
                         f"(now {N}) so that the kill lands part-way")
         os.kill(victim.pid, signal.SIGKILL)
-        victim.communicate(timeout=30)
+        _, victim_err = victim.communicate(timeout=30)
         assert victim.returncode == -signal.SIGKILL, f"not killed: exit {victim.returncode}"
         lines_at_kill = _committed_lines(manifest)
         assert MIN_COMMITTED <= lines_at_kill < N_SHARDS, (
             f"killed with {lines_at_kill} of {N_SHARDS} shards committed: not part-way")
-        assert not (crashed / "catalog.duckdb").exists(), "catalog refreshed before the build ended"
+        # (a build refreshes the catalog when it ends, or when it fails: then its stderr says why)
+        assert not (crashed / "catalog.duckdb").exists(), (
+            f"catalog refreshed before the build ended; the build's stderr:\n{victim_err[-3000:]}")
 
         store = RunStore(crashed, run_id)
         committed = [(r.start, r.stop) for r in store.completed()]
