@@ -1,6 +1,6 @@
 """The oracle says what it is working on (``IntentSpec.takes`` / ``progress``): it takes each
 request up in words when it first speaks to it, and says what the read is for with the intent's
-first read of the entity the request is about; and what it says it found is what the tools showed.
+first read (the account read included); and what it says it found is what the tools showed.
 These are unit tests of the generator over its own banks; no check reads these phrases."""
 
 from __future__ import annotations
@@ -55,15 +55,18 @@ def test_every_later_request_is_taken_up_too(played: list[tuple[TaskBlueprint, T
     assert later >= 20
 
 
-def test_the_first_read_of_what_the_request_is_about_says_what_it_is_for(
+def test_the_first_read_of_each_request_says_what_it_is_for(
         played: list[tuple[TaskBlueprint, Trajectory]]) -> None:
-    announced = 0
+    """The account read too: the act that follows it (which order, or the address change) then has
+    the request restated right before it, not only in the user's opening."""
+    auth = RetailDomain(200, 3).auth_tools
+    announced = on_account = 0
     for bp, t in played:
         carried: set[int] = set()  # messages that carry an earlier intent's words or read
         for k, intent in enumerate(bp.user.intents):
             kind = INTENTS[intent.initial_kind or intent.kind]
             target = next((c for c in bp.ground_truth.calls
-                           if c.intent == k and c.kind == "read" and set(c.needs) - {"identity"}), None)
+                           if c.intent == k and c.kind == "read" and c.name not in auth), None)
             if target is None:
                 continue
             at = next(i for i, m in enumerate(t.messages) if isinstance(m, AssistantMessage) and any(
@@ -78,7 +81,8 @@ def test_the_first_read_of_what_the_request_is_about_says_what_it_is_for(
                 continue  # an answer to the user's behaviour (asking for a person, ...) comes first
             assert kind.progress and any(p.lower() in content.lower() for p in kind.progress), content
             announced += 1
-    assert announced >= 100
+            on_account += not set(target.needs) - {"identity"}
+    assert announced >= 100 and on_account >= 50, (announced, on_account)
 
 
 def test_a_refused_cancellation_is_taken_up_like_any_cancellation() -> None:

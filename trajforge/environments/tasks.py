@@ -227,8 +227,8 @@ class IntentSpec:
     # ``Domain.report_facts`` gives before the write (the target's status, a balance, a price);
     # a template whose placeholders are not all known is not used; none: nothing is said
     found: tuple[str, ...] = ()
-    # what the agent says when it takes the request up, and with the intent's first read of the
-    # entity it is about (a read that needs a fact beyond the identity): what it is working on, in
+    # what the agent says when it takes the request up, and with the intent's first read (the
+    # account read too, when the intent's work starts there): what it is working on, in
     # its own words, before it knows the outcome, so a kind the user's words cannot tell apart
     # from another (a cancellation that will be refused) shares that kind's banks. A model that
     # learns from the dialogue then finds the request restated near every decision, not only in

@@ -428,9 +428,10 @@ class ScriptedAgent:
 
     def _progress(self, t: int) -> str | None:
         """What to say with read ``t``: the work its intent is for, with the intent's first read
-        of the entity it is about (``IntentSpec.progress``)."""
+        (``IntentSpec.progress``), the account read included, so the act that follows a read
+        always has the request restated just before it."""
         call = self.bp.ground_truth.calls[t]
-        if call.intent in self._progressed or not set(call.needs) - {"identity"}:
+        if call.intent in self._progressed:
             return None
         self._progressed.add(call.intent)
         progress = self.domain.intents[self._kind_asked(call.intent)].progress
