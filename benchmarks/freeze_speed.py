@@ -86,7 +86,7 @@ def main() -> None:
              "| tokens/s | ratio |",
              "|---|---|---|---|---|---|"]
     for r in rows:
-        kept = {None: "default", False: "no (glibc default)", True: "yes"}[r["keep_freed_memory"]]
+        kept = "yes" if r["keep_freed_memory"] else "no (glibc default)"
         lines.append(f"| {r['trainable_layers']} | {kept} | {r['trainable']:,} | {r['seconds_per_pass']} | "
                      f"{r['tokens_per_second']} | {r['tokens_per_second'] / base:.2f} |")
     print(write_results(args.stem, payload, "\n".join(lines)))

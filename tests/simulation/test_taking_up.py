@@ -59,7 +59,7 @@ def test_the_first_read_of_each_request_says_what_it_is_for(
         played: list[tuple[TaskBlueprint, Trajectory]]) -> None:
     """The account read too: the act that follows it (which order, or the address change) then has
     the request restated right before it, not only in the user's opening."""
-    auth = RetailDomain(200, 3).auth_tools
+    auth = RetailDomain.auth_tools
     announced = on_account = 0
     for bp, t in played:
         carried: set[int] = set()  # messages that carry an earlier intent's words or read

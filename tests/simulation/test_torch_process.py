@@ -14,8 +14,6 @@ from trajforge.simulation.local_model import keep_freed_memory, prepare_torch
 def test_keep_freed_memory_applies_and_switches_back() -> None:
     assert keep_freed_memory(False) is True
     assert keep_freed_memory(True) is True
-    big = bytearray(64 * 1024 * 1024)  # above glibc's mmap threshold: now from the heap
-    del big
     prepare_torch(None)  # the same setting, threads left alone
 
 

@@ -180,7 +180,8 @@ def keep_freed_memory(keep: bool = True) -> bool:
     A CPU training step allocates and frees the same large activation and gradient buffers each
     pass; mapped fresh, each page is faulted in and zeroed by the kernel again. Kept, they are
     reused (``benchmarks/freeze_speed.py --allocator`` measures the difference). Process-wide;
-    returns whether it applied (False off glibc, where nothing changes)."""
+    returns whether it applied (False off glibc, where nothing changes). ``keep=False`` sets
+    glibc's initial values back; its threshold that adapts to freed blocks then stays fixed."""
     import ctypes
     import ctypes.util
 
