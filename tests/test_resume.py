@@ -9,6 +9,12 @@ landed, a half-written manifest line), re-runs the same command to completion an
 catalog row for row with that of the same build run uninterrupted in another folder. The
 uninterrupted build runs alongside the interrupted one to keep the wall time down. The builds
 run their ``build-dataset`` flow against the session's Prefect server (``prefect_api``).
+
+The killed process must be the one that runs the build. A ``trajforge build`` hands its work to
+the warm build process when one serves its environment (flows/warm.py), and killing that caller
+only SIGTERMs the child, which then ends like a failed build (run record, catalog refreshed): a
+stop, not a crash. Earlier tests of the session may leave a warm process behind, so these builds
+use a state folder of their own (no warm process there) and start none themselves.
 """
 
 from __future__ import annotations
@@ -43,17 +49,19 @@ VIEWS = ("blueprints", "rejections", "trajectories", "verdicts")
 
 def _build_cmd(out: Path) -> list[str]:
     return [sys.executable, "-m", "trajforge.cli", "build", "--out", str(out), "--n", str(N),
-            "--shard-size", str(SHARD_SIZE), "--quiet"]
+            "--shard-size", str(SHARD_SIZE), "--quiet", "--set", "orchestration.warm_process=false"]
 
 
-def _env(api_url: str) -> dict[str, str]:
-    return {**os.environ, "PREFECT_API_URL": api_url, "COLUMNS": "200"}
+def _env(api_url: str, cwd: Path) -> dict[str, str]:
+    """No warm build process can serve these builds: their state folder is their own."""
+    return {**os.environ, "PREFECT_API_URL": api_url, "COLUMNS": "200",
+            "XDG_STATE_HOME": str(cwd / "state")}
 
 
 def _start(out: Path, cwd: Path, api_url: str) -> subprocess.Popen[str]:
     # cwd is a scratch folder so nothing lands in the repository's data/ by accident
     return subprocess.Popen(_build_cmd(out), cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=_env(api_url))
+                            stderr=subprocess.PIPE, text=True, env=_env(api_url, cwd))
 
 
 def _committed_lines(manifest: Path) -> int:
@@ -180,7 +188,7 @@ def test_killed_build_resumes_from_prefect_cache_to_exactly_the_rows_of_an_unint
 
         # --- the same command again finishes the run, computing only the missing shards ----
         resumed = subprocess.run(_build_cmd(crashed), cwd=tmp_path, capture_output=True, text=True,
-                                 timeout=BUILD_TIMEOUT_S, env=_env(prefect_api))
+                                 timeout=BUILD_TIMEOUT_S, env=_env(prefect_api, tmp_path))
         assert resumed.returncode == 0, f"resume failed:\n{resumed.stderr}\n{resumed.stdout}"
         computed, done, hits = _shard_counts(resumed.stdout)
         # every batch finished before the kill is a cache hit (the one whose file the debris
@@ -200,6 +208,7 @@ def test_killed_build_resumes_from_prefect_cache_to_exactly_the_rows_of_an_unint
                 os.kill(proc.pid, signal.SIGKILL)
                 proc.communicate()
 
+    assert not list((tmp_path / "state").rglob("warm-*")), "a build of this test started a warm process"
     # --- the store is clean and complete ----------------------------------------------------
     for path in must_vanish:
         assert not path.exists(), f"leftover {path} survived the resumed build"
