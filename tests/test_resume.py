@@ -239,8 +239,8 @@ def test_killed_build_resumes_from_prefect_cache_to_exactly_the_rows_of_an_unint
         _, rows_reference = _content(reference, view)
         assert columns and not set(WALL_CLOCK.get(view, ())) & set(columns)
         if rows_crashed != rows_reference:
-            bad = next(i for i, (a, b) in enumerate(zip(rows_crashed, rows_reference)) if a != b)
-            diff = [c for c, a, b in zip(columns, rows_crashed[bad], rows_reference[bad]) if a != b]
+            bad = next(i for i, (a, b) in enumerate(zip(rows_crashed, rows_reference, strict=True)) if a != b)
+            diff = [c for c, a, b in zip(columns, rows_crashed[bad], rows_reference[bad], strict=True) if a != b]
             pytest.fail(f"{view}: row {rows_crashed[bad][0]} differs in columns {diff}")
         if view in ("blueprints", "rejections"):
             generated += len(ids_crashed)
