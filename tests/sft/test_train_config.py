@@ -24,12 +24,12 @@ def test_the_shipped_configs_load_and_overrides_reach_sft_config(tmp_path):
     assert str(args.eval_strategy.value if hasattr(args.eval_strategy, "value") else args.eval_strategy) == "no"
     assert args.assistant_only_loss is True and args.output_dir == str(tmp_path)
     assert load_train_config(Path("configs/sft-lora.yaml")).lora["r"] == 16
-    # the CPU recipe of issue 18 is trl-valid as written (bf16 on, schedule ending with max_minutes)
+    # the CPU recipe of issue 18 is trl-valid as written (bf16 auto, schedule ending with max_minutes)
     cpu = load_train_config(Path("configs/sft-smollm2-cpu.yaml"), {"output_dir": str(tmp_path)})
     assert (cpu.model, cpu.trainable_layers, cpu.after_tool_weight, cpu.max_minutes) == ("smollm2", 8, 2.0, 60)
     assert (cpu.curriculum, cpu.stage_rows) == ((1,), 600)
     cpu_args = sft_config(cpu, has_validation=True)
-    assert cpu_args.bf16 is True
+    assert cpu.sft["bf16"] == "auto"  # measured when training starts (trajforge.sft.precision)
     check_curriculum_args(cpu, cpu_args)  # no packing: the stages are read in order
 
 

@@ -21,6 +21,10 @@ model and tokenizer in ``output_dir`` (loadable with ``from_pretrained``, so ``t
 --policy hf:OUTPUT_DIR`` works), ``loss_curve.csv`` and ``loss_curve.png``, and
 ``train_summary.json``.
 
+``sft.bf16: auto`` (trajforge's value of a TRL field) trains under bf16 autocast where that is
+faster: on a GPU, and on a CPU only if one timed training pass of each says so
+(``trajforge.sft.precision``: on a CPU without AMX, fp32 was 1.6 times as fast).
+
 ``trainable_layers: 10`` (default none: all) trains the last ten transformer blocks only
 (``trajforge.sft.freeze``): about twice the tokens per second for SmolLM2 on a CPU.
 
@@ -63,6 +67,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from trajforge.errors import ConfigError
 from trajforge.sft.curriculum import check_horizons, curriculum_stages
 from trajforge.sft.minilm import MiniLMConfig
+from trajforge.sft.precision import AUTO, PrecisionChoice, choose_bf16
 from trajforge.sft.smollm import SmolLMConfig
 from trajforge.sft.tiny import TinyModelConfig
 from trajforge.sft.weighting import role_markers
@@ -142,12 +147,18 @@ def load_train_config(path: Path | None, overrides: dict[str, Any] | None = None
     return load_yaml_config(TrainConfig, path, overrides)
 
 
-def sft_config(config: TrainConfig, has_validation: bool) -> Any:
-    """``trl.SFTConfig`` from the ``sft`` section over trajforge's defaults."""
+def sft_config(config: TrainConfig, has_validation: bool, precision: PrecisionChoice | None = None) -> Any:
+    """``trl.SFTConfig`` from the ``sft`` section over trajforge's defaults. ``sft.bf16: auto``
+    takes ``precision`` (``trajforge.sft.precision.choose_bf16``, which ``train`` measures); without
+    one it is the unmeasured default: bf16 on a GPU, fp32 on a CPU."""
     import torch
     from trl import SFTConfig
 
     values = {**DEFAULT_SFT, **config.sft, "output_dir": config.output_dir}
+    if values.get("bf16") == AUTO:
+        del values["bf16"]  # the default below, unless measured
+        if precision is not None:
+            values["bf16"] = precision.bf16
     for key, value in values.items():
         if key.endswith("_strategy") and value is False:  # YAML 1.1 reads a bare `no` as false
             values[key] = "no"
@@ -434,10 +445,8 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
     validation = data["validation"].select_columns(keep) if has_validation else None
     if validation is not None and config.max_eval_rows is not None:
         validation = validation.select(range(min(config.max_eval_rows, validation.num_rows)))
-    args = sft_config(config, validation is not None)
-    check_curriculum_args(config, args)
+    check_curriculum_args(config, sft_config(config, validation is not None))  # before the model loads
     model, tokenizer = load_model(config, train, checkpoint)  # the whole conversations build the tokenizer
-    staged, stages = curriculum_dataset(train, config, args.seed)
     peft_config = None
     if config.lora is not None:
         from peft import LoraConfig
@@ -450,8 +459,13 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
         from trajforge.sft.freeze import freeze_lower_layers
 
         freeze_lower_layers(model, config.trainable_layers)
+    # sft.bf16: auto is measured on the model as it will train (frozen blocks frozen)
+    precision = choose_bf16(model) if config.sft.get("bf16") == AUTO else None
+    args = sft_config(config, validation is not None, precision)
+    staged, stages = curriculum_dataset(train, config, args.seed)
     started = time.perf_counter()
-    callbacks = [time_limit(config.max_minutes * 60.0)] if config.max_minutes else None
+    budget_s = config.max_minutes * 60.0 - (precision.seconds if precision else 0.0) if config.max_minutes else None
+    callbacks = [time_limit(max(budget_s, 1.0))] if budget_s is not None else None
     trainer = sft_trainer_class()(
         model=model, args=args, train_dataset=staged, eval_dataset=validation,
         processing_class=tokenizer, peft_config=peft_config, callbacks=callbacks)
@@ -485,7 +499,8 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
         "seconds": round(seconds, 1), "num_tokens": tokens, "session_tokens": session,
         "tokens_per_second": round(session / seconds, 1) if session and seconds else None,
         "resumed_from": str(checkpoint) if checkpoint else None, "copy_probe": probe,
-        "read_probe": read,
+        "read_probe": read, "bf16": bool(args.bf16),
+        "precision": precision.as_dict() if precision is not None else None,
         "loss_curve_csv": str(csv_path), "loss_curve_png": str(png_path) if png_path else None,
     }
     (output_dir / "train_summary.json").write_text(json.dumps(summary, indent=1, default=str))
