@@ -7,6 +7,10 @@ of ``--steps`` passes after one warm-up pass, all settings side by side in one p
 
     .venv/bin/python benchmarks/freeze_speed.py --export /tmp/m24/export --trainable 30 10 6
     .venv/bin/python benchmarks/freeze_speed.py --export EXPORT --trainable 8 --allocator --steps 4
+    .venv/bin/python benchmarks/freeze_speed.py --export EXPORT --trainable 8 --precision --stem freeze_speed-precision
+
+``--precision`` times bf16 autocast against fp32 (what ``sft.bf16: auto`` chooses between,
+``trajforge.sft.precision``), with malloc keeping freed memory as ``train sft`` runs.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--allocator", action="store_true",
                         help="each setting twice, glibc's malloc default and keep_freed_memory(), alternating")
+    parser.add_argument("--precision", action="store_true",
+                        help="each setting twice, under bf16 autocast and in fp32, alternating")
     parser.add_argument("--stem", default="freeze_speed")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -48,10 +54,15 @@ def main() -> None:
     ids = torch.tensor([rendered["input_ids"]])
     labels = torch.where(torch.tensor([rendered["assistant_masks"]]) == 1, ids, torch.full_like(ids, -100))
     rows = []
-    # with --allocator: default, kept, default, kept (alternating, so a change of load hits both)
-    settings = ([(t, keep) for t in args.trainable for _ in range(2) for keep in (False, True)]
-                if args.allocator else [(t, None) for t in args.trainable])
-    for trainable, keep in settings:
+    # (trainable, keep freed memory, bf16): with --allocator default, kept, default, kept; with
+    # --precision bf16, fp32, bf16, fp32 (alternating, so a change of load hits both)
+    if args.allocator:
+        settings = [(t, keep, True) for t in args.trainable for _ in range(2) for keep in (False, True)]
+    elif args.precision:
+        settings = [(t, True, bf16) for t in args.trainable for _ in range(2) for bf16 in (True, False)]
+    else:
+        settings = [(t, None, True) for t in args.trainable]
+    for trainable, keep, bf16 in settings:
         if keep is not None:
             keep_freed_memory(keep)
         counts = freeze_lower_layers(model, trainable)
@@ -59,7 +70,7 @@ def main() -> None:
         times = []
         for step in range(args.steps + 1):
             started = time.perf_counter()
-            with torch.autocast("cpu", dtype=torch.bfloat16):
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
                 loss = model(input_ids=ids, labels=labels, fused_lm_head=True).loss
             loss.backward()
             optimizer.step()
@@ -67,7 +78,7 @@ def main() -> None:
             if step:
                 times.append(time.perf_counter() - started)
         seconds = sum(times) / len(times)
-        rows.append({"trainable_layers": trainable, "keep_freed_memory": keep, **counts,
+        rows.append({"trainable_layers": trainable, "keep_freed_memory": keep, "bf16": bf16, **counts,
                      "seconds_per_pass": round(seconds, 2),
                      "tokens_per_second": round(ids.numel() / seconds, 1)})
         print(rows[-1], flush=True)
@@ -78,17 +89,19 @@ def main() -> None:
     lines = [f"# Freeze tuning speed, SmolLM2-135M on CPU ({payload['when']})", "",
              f"Command: `{payload['command']}`", "",
              f"One validation conversation of {ids.numel()} tokens ({payload['trained_tokens']} trained), "
-             f"bf16 autocast, {args.threads} threads, forward + backward + AdamW step, mean of {args.steps} "
+             f"{'bf16 autocast or fp32 as listed' if args.precision else 'bf16 autocast'}, {args.threads} threads, "
+             f"forward + backward + AdamW step, mean of {args.steps} "
              f"passes after a warm-up. Load (1/5/15 min) before {tuple(round(x, 2) for x in load_before)}, "
              f"after {tuple(round(x, 2) for x in payload['load_after'])} (a shared 2-core machine).", "",
              *machine_markdown(payload["machine"]), "",
-             "| trainable blocks (of 30) | malloc keeps freed memory | trainable parameters | s per pass "
-             "| tokens/s | ratio |",
-             "|---|---|---|---|---|---|"]
+             "| trainable blocks (of 30) | malloc keeps freed memory | precision | trainable parameters "
+             "| s per pass | tokens/s | ratio |",
+             "|---|---|---|---|---|---|---|"]
     for r in rows:
         kept = "yes" if r["keep_freed_memory"] else "no (glibc default)"
-        lines.append(f"| {r['trainable_layers']} | {kept} | {r['trainable']:,} | {r['seconds_per_pass']} | "
-                     f"{r['tokens_per_second']} | {r['tokens_per_second'] / base:.2f} |")
+        precision = "bf16 autocast" if r["bf16"] else "fp32"
+        lines.append(f"| {r['trainable_layers']} | {kept} | {precision} | {r['trainable']:,} | "
+                     f"{r['seconds_per_pass']} | {r['tokens_per_second']} | {r['tokens_per_second'] / base:.2f} |")
     print(write_results(args.stem, payload, "\n".join(lines)))
 
 

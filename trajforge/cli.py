@@ -810,6 +810,9 @@ def train_sft_command(
                 "final_eval_loss", "seconds", "tokens_per_second", "loss_curve_png"):
         value = summary[key]
         table.add_row(key, f"{value:.4f}" if isinstance(value, float) else str(value))
+    chosen = summary.get("precision")
+    table.add_row("precision", ("bf16" if summary["bf16"] else "fp32") + (
+        f" (sft.bf16 auto: tokens/s {chosen['tokens_per_second']})" if chosen else ""))
     out.print(table)
 
 

@@ -69,3 +69,4 @@ def test_a_run_with_auto_records_what_it_chose(tmp_path):
     chosen = summary["precision"]
     assert set(chosen["tokens_per_second"]) == ({"bf16", "fp32"} if not torch.cuda.is_available() else set())
     assert summary["bf16"] is chosen["bf16"]
+    assert "precision" in result.output and ("bf16" if chosen["bf16"] else "fp32") in result.output
