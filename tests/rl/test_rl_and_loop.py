@@ -136,9 +136,15 @@ def test_grpo_step_trains_the_policy_tokens(policy, tmp_path):
     model.train()
     before = {k: v.clone() for k, v in model.state_dict().items()}
     tasks = heldout_blueprints(data, "train", limit=2)
-    config = RLConfig(model=str(model_dir), output_dir=str(tmp_path / "rl"), rollout=SMALL_ROLLOUT, grpo=SMALL_GRPO)
+    config = RLConfig(model=str(model_dir), output_dir=str(tmp_path / "rl"), rollout=SMALL_ROLLOUT,
+                      grpo={**SMALL_GRPO, "bf16": "auto"})
     result = grpo_train(model, tokenizer, tasks, config)
     assert result.steps == 1
+    # grpo.bf16: auto timed both modes on this model and trained in the faster
+    assert result.precision is not None and result.bf16 is result.precision.bf16
+    import torch
+
+    assert set(result.precision.tokens_per_second) == ({"bf16", "fp32"} if not torch.cuda.is_available() else set())
     played = [r for _, r in result.log.rollouts]
     # TRL drew 2 tasks and the rollout function played each one num_generations=2 times
     assert sorted(r.blueprint.id for r in played) == sorted([t.id for t in tasks] * 2)

@@ -43,6 +43,7 @@ from trajforge.errors import ConfigError
 from trajforge.rl.reward import RewardConfig
 from trajforge.rl.rollout import Rollout, RolloutConfig, RolloutPlayer, rollout_seed
 from trajforge.schemas.blueprint import TaskBlueprint
+from trajforge.sft.precision import AUTO, PrecisionChoice, choose_bf16, settle_bf16
 from trajforge.trainer_args import SCIENTIFIC, renamed_fields
 
 DEFAULT_GRPO: dict[str, Any] = {
@@ -86,12 +87,14 @@ def load_rl_config(path: Path | None, overrides: dict[str, Any] | None = None) -
     return load_yaml_config(RLConfig, path, overrides)
 
 
-def grpo_config(values: dict[str, Any], output_dir: str, max_new_tokens: int | None = None) -> Any:
-    """``trl.GRPOConfig`` from the ``grpo`` section over trajforge's defaults."""
+def grpo_config(values: dict[str, Any], output_dir: str, max_new_tokens: int | None = None,
+                precision: PrecisionChoice | None = None) -> Any:
+    """``trl.GRPOConfig`` from the ``grpo`` section over trajforge's defaults. ``grpo.bf16: auto``
+    takes ``precision`` (measured by ``grpo_train`` on the loaded model, trajforge.sft.precision)."""
     import torch
     from trl import GRPOConfig
 
-    merged = {**DEFAULT_GRPO, **values, "output_dir": output_dir}
+    merged = settle_bf16({**DEFAULT_GRPO, **values, "output_dir": output_dir}, precision)
     if merged.get("use_vllm") and max_new_tokens is not None:  # vLLM's turns are as long as ours
         merged.setdefault("max_completion_length", max_new_tokens)
     for key, value in merged.items():
@@ -158,6 +161,8 @@ class RLResult:
     seconds: float
     log: RolloutLog
     history: list[dict[str, Any]]
+    bf16: bool = False  # what it trained in
+    precision: PrecisionChoice | None = None  # what grpo.bf16: auto measured
 
 
 def grpo_train(model: Any, tokenizer: Any, tasks: Sequence[TaskBlueprint], config: RLConfig, *,
@@ -168,7 +173,8 @@ def grpo_train(model: Any, tokenizer: Any, tasks: Sequence[TaskBlueprint], confi
 
     if not tasks:
         raise ConfigError("tasks", "no tasks to train on")
-    args = grpo_config(config.grpo, config.output_dir, config.rollout.max_new_tokens)
+    precision = choose_bf16(model) if config.grpo.get("bf16") == AUTO else None
+    args = grpo_config(config.grpo, config.output_dir, config.rollout.max_new_tokens, precision)
     player = RolloutPlayer(model, tokenizer, config.rollout, config.reward,
                            seed=int(args.seed))
     by_id = {bp.id: bp for bp in tasks}
@@ -186,7 +192,7 @@ def grpo_train(model: Any, tokenizer: Any, tasks: Sequence[TaskBlueprint], confi
     started = time.perf_counter()
     result = trainer.train()
     return RLResult(steps=int(result.global_step), seconds=time.perf_counter() - started, log=log,
-                    history=list(trainer.state.log_history))
+                    history=list(trainer.state.log_history), bf16=bool(args.bf16), precision=precision)
 
 
 def load_tasks(config: RLConfig) -> list[TaskBlueprint]:
@@ -228,7 +234,8 @@ def train_rl(config: RLConfig) -> dict[str, Any]:
         "mean_reward": round(sum(rewards) / len(rewards), 4) if rewards else None,
         "pass_rate": round(sum(passed) / len(passed), 4) if passed else None,
         "rollout": config.rollout.model_dump(), "reward": config.reward.model_dump(),
-        "grpo": {**DEFAULT_GRPO, **config.grpo},
+        "grpo": {**DEFAULT_GRPO, **config.grpo}, "bf16": result.bf16,
+        "precision": result.precision.as_dict() if result.precision is not None else None,
     }
     (output_dir / "rl_summary.json").write_text(json.dumps(summary, indent=1, default=str))
     write_reward_curve(result.history, output_dir)

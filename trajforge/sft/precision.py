@@ -1,4 +1,5 @@
-"""``sft.bf16: auto``: train under bf16 autocast only where it is the faster of the two.
+"""``sft.bf16: auto`` (and ``grpo.bf16: auto``): train under bf16 autocast only where it is the
+faster of the two.
 
 Why: whether bf16 autocast speeds training up depends on the processor, not on the model. On a
 GPU it does. On a CPU it depends on its matrix units: on an Intel Xeon with AMX the minilm policy
@@ -70,3 +71,15 @@ def choose_bf16(model: Any, tokens: int = 512, passes: int = 2, seed: int = 0) -
     speeds = {mode: round(passes * length / seconds, 1) for mode, seconds in totals.items()}
     return PrecisionChoice(bf16=speeds["bf16"] > speeds["fp32"], tokens_per_second=speeds,
                            seconds=round(time.perf_counter() - began, 3))
+
+
+def settle_bf16(values: dict[str, Any], precision: PrecisionChoice | None) -> dict[str, Any]:
+    """Trainer arguments ``values`` with ``bf16: auto`` replaced by ``precision``'s choice, or left
+    out when nothing was measured (then the caller's default applies: bf16 on a GPU, fp32 on a
+    CPU). Any other ``bf16`` is kept as written."""
+    if values.get("bf16") != AUTO:
+        return values
+    settled = {k: v for k, v in values.items() if k != "bf16"}
+    if precision is not None:
+        settled["bf16"] = precision.bf16
+    return settled

@@ -67,7 +67,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from trajforge.errors import ConfigError
 from trajforge.sft.curriculum import check_horizons, curriculum_stages
 from trajforge.sft.minilm import MiniLMConfig
-from trajforge.sft.precision import AUTO, PrecisionChoice, choose_bf16
+from trajforge.sft.precision import AUTO, PrecisionChoice, choose_bf16, settle_bf16
 from trajforge.sft.smollm import SmolLMConfig
 from trajforge.sft.tiny import TinyModelConfig
 from trajforge.sft.weighting import role_markers
@@ -154,11 +154,7 @@ def sft_config(config: TrainConfig, has_validation: bool, precision: PrecisionCh
     import torch
     from trl import SFTConfig
 
-    values = {**DEFAULT_SFT, **config.sft, "output_dir": config.output_dir}
-    if values.get("bf16") == AUTO:
-        del values["bf16"]  # the default below, unless measured
-        if precision is not None:
-            values["bf16"] = precision.bf16
+    values = settle_bf16({**DEFAULT_SFT, **config.sft, "output_dir": config.output_dir}, precision)
     for key, value in values.items():
         if key.endswith("_strategy") and value is False:  # YAML 1.1 reads a bare `no` as false
             values[key] = "no"
