@@ -43,7 +43,7 @@ from trajforge.errors import ConfigError
 from trajforge.rl.reward import RewardConfig
 from trajforge.rl.rollout import Rollout, RolloutConfig, RolloutPlayer, rollout_seed
 from trajforge.schemas.blueprint import TaskBlueprint
-from trajforge.sft.precision import AUTO, PrecisionChoice, choose_bf16, settle_bf16
+from trajforge.sft.precision import PrecisionChoice, measured_if_auto, settle_bf16
 from trajforge.trainer_args import SCIENTIFIC, renamed_fields
 
 DEFAULT_GRPO: dict[str, Any] = {
@@ -173,7 +173,7 @@ def grpo_train(model: Any, tokenizer: Any, tasks: Sequence[TaskBlueprint], confi
 
     if not tasks:
         raise ConfigError("tasks", "no tasks to train on")
-    precision = choose_bf16(model) if config.grpo.get("bf16") == AUTO else None
+    precision = measured_if_auto(config.grpo, model)
     args = grpo_config(config.grpo, config.output_dir, config.rollout.max_new_tokens, precision)
     player = RolloutPlayer(model, tokenizer, config.rollout, config.reward,
                            seed=int(args.seed))

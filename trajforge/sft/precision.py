@@ -5,7 +5,7 @@ Why: whether bf16 autocast speeds training up depends on the processor, not on t
 GPU it does. On a CPU it depends on its matrix units: on an Intel Xeon with AMX the minilm policy
 trained at 1,150 tokens/s under bf16 against 830 in fp32 (README), while on an Intel Xeon without
 AMX (``avx512_bf16`` only) one SmolLM2 training pass (8 of 30 blocks trained, 1,527 tokens) ran at
-242 tokens/s under bf16 against 384 in fp32 (``benchmarks/freeze_speed.py --precision``). The
+227 tokens/s under bf16 against 346 in fp32 (``benchmarks/results/freeze_speed-precision.md``). The
 machine a config file runs on is not known when it is written, so ``auto`` measures: on a CPU it
 times a forward and backward pass of the model as it will train (its frozen blocks frozen) over
 ``tokens`` random token ids, ``passes`` times in each mode after a warm-up, alternating, and keeps
@@ -71,6 +71,11 @@ def choose_bf16(model: Any, tokens: int = 512, passes: int = 2, seed: int = 0) -
     speeds = {mode: round(passes * length / seconds, 1) for mode, seconds in totals.items()}
     return PrecisionChoice(bf16=speeds["bf16"] > speeds["fp32"], tokens_per_second=speeds,
                            seconds=round(time.perf_counter() - began, 3))
+
+
+def measured_if_auto(values: dict[str, Any], model: Any) -> PrecisionChoice | None:
+    """``choose_bf16(model)`` when the trainer arguments ``values`` say ``bf16: auto``, else ``None``."""
+    return choose_bf16(model) if values.get("bf16") == AUTO else None
 
 
 def settle_bf16(values: dict[str, Any], precision: PrecisionChoice | None) -> dict[str, Any]:

@@ -23,7 +23,7 @@ model and tokenizer in ``output_dir`` (loadable with ``from_pretrained``, so ``t
 
 ``sft.bf16: auto`` (trajforge's value of a TRL field) trains under bf16 autocast where that is
 faster: on a GPU, and on a CPU only if one timed training pass of each says so
-(``trajforge.sft.precision``: on a CPU without AMX, fp32 was 1.6 times as fast).
+(``trajforge.sft.precision``: on a CPU without AMX, fp32 was 1.5 times as fast).
 
 ``trainable_layers: 10`` (default none: all) trains the last ten transformer blocks only
 (``trajforge.sft.freeze``): about twice the tokens per second for SmolLM2 on a CPU.
@@ -67,7 +67,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from trajforge.errors import ConfigError
 from trajforge.sft.curriculum import check_horizons, curriculum_stages
 from trajforge.sft.minilm import MiniLMConfig
-from trajforge.sft.precision import AUTO, PrecisionChoice, choose_bf16, settle_bf16
+from trajforge.sft.precision import PrecisionChoice, measured_if_auto, settle_bf16
 from trajforge.sft.smollm import SmolLMConfig
 from trajforge.sft.tiny import TinyModelConfig
 from trajforge.sft.weighting import role_markers
@@ -456,12 +456,14 @@ def train_sft(config: TrainConfig, resume: bool = False) -> dict[str, Any]:
 
         freeze_lower_layers(model, config.trainable_layers)
     # sft.bf16: auto is measured on the model as it will train (frozen blocks frozen)
-    precision = choose_bf16(model) if config.sft.get("bf16") == AUTO else None
+    precision = measured_if_auto(config.sft, model)
     args = sft_config(config, validation is not None, precision)
     staged, stages = curriculum_dataset(train, config, args.seed)
     started = time.perf_counter()
-    budget_s = config.max_minutes * 60.0 - (precision.seconds if precision else 0.0) if config.max_minutes else None
-    callbacks = [time_limit(max(budget_s, 1.0))] if budget_s is not None else None
+    callbacks = None
+    if config.max_minutes:  # the precision measurement is part of the budget
+        spent = precision.seconds if precision is not None else 0.0
+        callbacks = [time_limit(max(config.max_minutes * 60.0 - spent, 1.0))]
     trainer = sft_trainer_class()(
         model=model, args=args, train_dataset=staged, eval_dataset=validation,
         processing_class=tokenizer, peft_config=peft_config, callbacks=callbacks)
