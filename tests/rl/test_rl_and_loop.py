@@ -96,6 +96,28 @@ def test_rollouts_train_on_exactly_what_the_model_sampled(policy):
     assert greedy[True]._cache is not None and greedy[True]._cache.reused_tokens > 0
 
 
+def test_rollouts_sample_under_bf16_as_the_policy_trains_unless_set(policy):
+    import torch
+
+    from trajforge.evaluation.blueprints import heldout_blueprints
+    from trajforge.rl.rollout import RolloutConfig, RolloutPlayer, rollout_seed
+    from trajforge.simulation.local_model import load_hf
+
+    data, model_dir = policy
+    model, tokenizer = load_hf(str(model_dir))
+    seen: list[bool] = []
+    model.register_forward_pre_hook(lambda module, args: seen.append(torch.is_autocast_enabled(model.device.type)))
+    jobs = [(bp, rollout_seed(bp.id, "t", 0)) for bp in heldout_blueprints(data, "train", limit=1)]
+    small = {"max_turns": 1, "max_steps_per_turn": 1, "max_new_tokens": 8}
+    for bf16, trains_bf16, expected in ((None, True, True), (None, False, False), (False, True, False),
+                                        (True, False, True)):
+        seen.clear()
+        player = RolloutPlayer(model, tokenizer, RolloutConfig(**small, bf16=bf16), seed=0, trains_bf16=trains_bf16)
+        [rollout] = player.play(jobs)
+        assert player.bf16 is expected and rollout.policy_tokens > 0
+        assert seen and set(seen) == {expected}, (bf16, trains_bf16)
+
+
 def test_reward_is_one_for_a_passing_episode_and_partial_for_a_fault():
     import asyncio
 
@@ -145,6 +167,7 @@ def test_grpo_step_trains_the_policy_tokens(policy, tmp_path):
     import torch
 
     assert set(result.precision.tokens_per_second) == ({"bf16", "fp32"} if not torch.cuda.is_available() else set())
+    assert result.rollout_bf16 is result.bf16, "rollout.bf16 unset: the rollouts are sampled as the policy trains"
     played = [r for _, r in result.log.rollouts]
     # TRL drew 2 tasks and the rollout function played each one num_generations=2 times
     assert sorted(r.blueprint.id for r in played) == sorted([t.id for t in tasks] * 2)

@@ -70,3 +70,12 @@ def test_a_run_with_auto_records_what_it_chose(tmp_path):
     assert set(chosen["tokens_per_second"]) == ({"bf16", "fp32"} if not torch.cuda.is_available() else set())
     assert summary["bf16"] is chosen["bf16"]
     assert "precision" in result.output and ("bf16" if chosen["bf16"] else "fp32") in result.output
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_auto_follows_the_cards_bf16_support_without_measuring():
+    if not torch.cuda.is_available():
+        pytest.skip("needs a GPU")
+    choice = choose_bf16(_llama().cuda())
+    assert choice.bf16 is torch.cuda.is_bf16_supported()
+    assert choice.tokens_per_second == {} and choice.seconds == 0.0

@@ -88,8 +88,10 @@ class LoopConfig(BaseModel):
 
     def run_id(self) -> str:
         # how the work is done (threads, the prefix cache, where it is written) is not what is done;
-        # bf16 changes the numbers, so it is part of the id when on (off: ids from before the field)
-        exclude: dict[str, Any] = {"threads": True, "output_dir": True, "rollout": {"prefix_cache"},
+        # bf16 changes the numbers, so it is part of the id when on (off: ids from before the field);
+        # rollout.bf16 when set (None, following grpo.bf16, which is in the id: ids from before the field)
+        exclude: dict[str, Any] = {"threads": True, "output_dir": True,
+                                   "rollout": {"prefix_cache"} | ({"bf16"} if self.rollout.bf16 is None else set()),
                                    "heldout": {"prefix_cache"} | (set() if self.heldout.bf16 else {"bf16"})}
         if self.trainable_layers is None:  # ids from before the field
             exclude["trainable_layers"] = True

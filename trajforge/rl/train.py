@@ -163,6 +163,7 @@ class RLResult:
     history: list[dict[str, Any]]
     bf16: bool = False  # what it trained in
     precision: PrecisionChoice | None = None  # what grpo.bf16: auto measured
+    rollout_bf16: bool = False  # what the rollouts were sampled in (rollout.bf16, None: as bf16)
 
 
 def grpo_train(model: Any, tokenizer: Any, tasks: Sequence[TaskBlueprint], config: RLConfig, *,
@@ -176,7 +177,7 @@ def grpo_train(model: Any, tokenizer: Any, tasks: Sequence[TaskBlueprint], confi
     precision = measured_if_auto(config.grpo, model)
     args = grpo_config(config.grpo, config.output_dir, config.rollout.max_new_tokens, precision)
     player = RolloutPlayer(model, tokenizer, config.rollout, config.reward,
-                           seed=int(args.seed))
+                           seed=int(args.seed), trains_bf16=bool(args.bf16))
     by_id = {bp.id: bp for bp in tasks}
     log = RolloutLog()
     dataset = datasets.Dataset.from_dict({"prompt": list(by_id)})
@@ -192,7 +193,8 @@ def grpo_train(model: Any, tokenizer: Any, tasks: Sequence[TaskBlueprint], confi
     started = time.perf_counter()
     result = trainer.train()
     return RLResult(steps=int(result.global_step), seconds=time.perf_counter() - started, log=log,
-                    history=list(trainer.state.log_history), bf16=bool(args.bf16), precision=precision)
+                    history=list(trainer.state.log_history), bf16=bool(args.bf16), precision=precision,
+                    rollout_bf16=player.bf16)
 
 
 def load_tasks(config: RLConfig) -> list[TaskBlueprint]:
@@ -234,7 +236,7 @@ def train_rl(config: RLConfig) -> dict[str, Any]:
         "mean_reward": round(sum(rewards) / len(rewards), 4) if rewards else None,
         "pass_rate": round(sum(passed) / len(passed), 4) if passed else None,
         "rollout": config.rollout.model_dump(), "reward": config.reward.model_dump(),
-        "grpo": {**DEFAULT_GRPO, **config.grpo}, "bf16": result.bf16,
+        "grpo": {**DEFAULT_GRPO, **config.grpo}, "bf16": result.bf16, "rollout_bf16": result.rollout_bf16,
         "precision": result.precision.as_dict() if result.precision is not None else None,
     }
     (output_dir / "rl_summary.json").write_text(json.dumps(summary, indent=1, default=str))

@@ -10,8 +10,10 @@ machine a config file runs on is not known when it is written, so ``auto`` measu
 times a forward and backward pass of the model as it will train (its frozen blocks frozen) over
 ``tokens`` random token ids, ``passes`` times in each mode after a warm-up, alternating, and keeps
 the faster. No optimizer step is taken and the gradients are dropped, so the weights are untouched.
-On a GPU ``auto`` is bf16 without a measurement. The choice and both speeds go to
-``train_summary.json`` (``precision``), and the seconds it took count against ``max_minutes``.
+On a GPU ``auto`` is bf16 without a measurement where the card supports it
+(``torch.cuda.is_bf16_supported()``: Ampere and later) and fp32 where it does not (a V100, a T4).
+The choice and both speeds go to ``train_summary.json`` (``precision``), and the seconds it took
+count against ``max_minutes``.
 """
 
 from __future__ import annotations
@@ -48,12 +50,13 @@ def _pass_seconds(model: Any, ids: Any, bf16: bool) -> float:
 
 
 def choose_bf16(model: Any, tokens: int = 512, passes: int = 2, seed: int = 0) -> PrecisionChoice:
-    """bf16 on a GPU; on a CPU the faster of bf16 autocast and fp32 for ``model`` (module docstring)."""
+    """On a GPU bf16 where the card supports it; on a CPU the faster of bf16 autocast and fp32 for
+    ``model`` (module docstring)."""
     import torch
 
     began = time.perf_counter()
     if torch.cuda.is_available():
-        return PrecisionChoice(bf16=True, tokens_per_second={}, seconds=0.0)
+        return PrecisionChoice(bf16=bool(torch.cuda.is_bf16_supported()), tokens_per_second={}, seconds=0.0)
     length = max(8, min(tokens, int(getattr(model.config, "max_position_embeddings", tokens) or tokens)))
     generator = torch.Generator().manual_seed(seed)
     ids = torch.randint(0, int(model.config.vocab_size), (1, length), generator=generator)
