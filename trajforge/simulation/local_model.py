@@ -156,13 +156,16 @@ class DecodingConfig:
     prefix_cache: int = 0  # hf: sequences whose keys and values are kept for reuse (0: none; prefix_cache.py)
 
 
-def prepare_torch(threads: int | None) -> None:
+def prepare_torch(threads: int | None, keep_memory: bool = True) -> None:
     """A process that trains or runs a model with torch on the CPU: its threads (None: leave
     torch's default; on a shared CPU one thread can be several times faster than two, as OpenMP
-    workers spin-wait for each other), and malloc keeping freed memory (``keep_freed_memory``:
-    18% more training tokens per second on this project's 2-core machine,
-    ``benchmarks/results/freeze_speed-allocator.md``)."""
-    keep_freed_memory()
+    workers spin-wait for each other), and, with ``keep_memory``, malloc keeping freed memory
+    (``keep_freed_memory``: 18% more training tokens per second on this project's 2-core machine,
+    ``benchmarks/results/freeze_speed-allocator.md``). ``keep_memory=False`` leaves glibc's
+    default: for a long process that mixes generation (key/value caches of every length) with
+    training, where the kept blocks fragment (``trajforge loop``, below)."""
+    if keep_memory:
+        keep_freed_memory()
     if threads is not None:
         import torch
 
