@@ -166,8 +166,9 @@ def run_loop(config: LoopConfig, progress: Callable[[str], None] | None = None,
     say = progress or (lambda _: None)
     grpo_config(config.grpo, str(Path(config.output_dir) / "trainer"))  # a bad grpo field fails first
     # malloc as glibc sets it: with freed memory kept (what training alone gains from), the loop's
-    # process grew to 21 GB resident within its first iteration (SmolLM2, 16 rollouts per batch,
-    # 2026-12-07) and the kernel killed it; the same loop before that change held 12 GB
+    # process reached 21 GB resident in its first iteration (SmolLM2, beside a CI run, 2026-12-07) and
+    # the kernel killed it; without, one run peaked at 15 GB and fell back to 8 GB. That the setting
+    # caused the growth is likely, not shown: no run with it was repeated alone
     prepare_torch(config.threads, keep_memory=False)
     out = Path(config.tasks)
     output_dir = Path(config.output_dir)

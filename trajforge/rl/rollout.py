@@ -71,8 +71,8 @@ class RolloutConfig(BaseModel):
         "within one play; the cache is emptied at the start of each, trajforge.simulation.prefix_cache)"))
     bf16: bool | None = Field(None, description=(
         "sample under bfloat16 autocast (the weights stay as they are); None: as the policy trains "
-        "(GRPO's settled bf16, so grpo.bf16: auto decides both; an episode of SmolLM2-135M on an Intel "
-        "Xeon with AMX generates about twice as fast under bf16)"))
+        "(GRPO's settled bf16, so grpo.bf16: auto decides both; the rollouts' speed-up under bf16 is not "
+        "measured yet)"))
 
 
 @dataclass
