@@ -28,6 +28,10 @@ def _fmt(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def _yes_no(value: bool | None) -> str:
+    return "-" if value is None else ("yes" if value else "no")
+
+
 def main() -> None:
     from trajforge.store.loop import read_loop_iterations, read_loop_tasks
 
@@ -54,15 +58,15 @@ def main() -> None:
           "## Per iteration (`loop_iterations`)", "",
           "| iteration | pool (seed/resynth) | rollout tasks | boundary | retired sat/hopeless "
           "| variants acc/prop (admitted) | trajectories (total) | mean reward | train success | train loss "
-          "| held-out pass@1 | s |",
-          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+          "| held-out pass@1 | bf16 train/rollout | s |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in iterations:
         md.append(f"| {r.iteration} | {r.pool_size} ({r.pool_seed}/{r.pool_resynthesized}) | {r.rollout_tasks} "
                   f"| {r.boundary_count} | {r.saturated_retired}/{r.hopeless_retired} "
                   f"| {r.variants_accepted}/{r.variants_proposed} ({r.variants_admitted}) "
                   f"| {r.trajectories} ({r.trajectories_total}) | {_fmt(r.mean_reward)} "
                   f"| {_fmt(r.train_success_rate)} | {_fmt(r.train_loss)} | {_fmt(r.heldout_pass_at_1)} "
-                  f"| {r.wall_seconds:.0f} |")
+                  f"| {_yes_no(r.train_bf16)}/{_yes_no(r.rollout_bf16)} | {r.wall_seconds:.0f} |")
     md += ["", "## The tasks rolled out, per iteration (`loop_tasks`: the group's successes of its rollouts, "
            "the status after)", "",
            "| iteration | task | origin (parent) | successes / rollouts | status after |", "|---|---|---|---|---|"]

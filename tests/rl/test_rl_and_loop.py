@@ -196,11 +196,13 @@ def test_loop_cli_runs_iterations_and_stores_them(policy, tmp_path):
     assert result.exit_code == 0, result.output
     summary = json.loads((out_dir / "loop_summary.json").read_text())
     run_id = summary["run_id"]
-    _, rows = query(data, "SELECT iteration, trajectories, trajectories_total, heldout_pass_at_1 "
-                          f"FROM loop_iterations WHERE run_id = '{run_id}' ORDER BY iteration")
+    _, rows = query(data, "SELECT iteration, trajectories, trajectories_total, heldout_pass_at_1, train_bf16, "
+                          f"rollout_bf16 FROM loop_iterations WHERE run_id = '{run_id}' ORDER BY iteration")
     assert [r[0] for r in rows][:1] == [1] and all(r[1] == 4 for r in rows)
     assert [r[2] for r in rows] == [4 * (i + 1) for i in range(len(rows))]
     assert all(r[3] is not None for r in rows)
+    # the precision each iteration trained and sampled in (fp32 by default; rollout.bf16 unset follows it)
+    assert all(r[4] is False and r[5] is False for r in rows)
     # the rollouts are ordinary trajectories with verdicts in the catalog, under the loop's run id
     _, [[n, verdicts]] = query(data, "SELECT count(DISTINCT t.id), count(v.id) FROM trajectories t "
                                      f"JOIN verdicts v ON v.trajectory_id = t.id WHERE t.run_id = '{run_id}'")

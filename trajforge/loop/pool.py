@@ -316,7 +316,8 @@ class TaskPool:
 def iteration_record(run_id: str, pool: TaskPool, update: PoolUpdate, *, variants_proposed: int,
                      variants_accepted: int, variants_admitted: int, trajectories_total: int,
                      wall_seconds: float, heldout_pass_at_1: float | None = None,
-                     train_loss: float | None = None) -> LoopIteration:
+                     train_loss: float | None = None, train_bf16: bool | None = None,
+                     rollout_bf16: bool | None = None) -> LoopIteration:
     """The ``LoopIteration`` row of ``update``'s iteration, with the pool as it stands now
     (after retirements and ``add``)."""
     comp = pool.composition()
@@ -330,4 +331,4 @@ def iteration_record(run_id: str, pool: TaskPool, update: PoolUpdate, *, variant
         variants_admitted=variants_admitted, trajectories=update.rollouts,
         trajectories_total=trajectories_total, mean_reward=update.mean_reward,
         train_success_rate=update.success_rate, heldout_pass_at_1=heldout_pass_at_1,
-        train_loss=train_loss, wall_seconds=wall_seconds)
+        train_loss=train_loss, train_bf16=train_bf16, rollout_bf16=rollout_bf16, wall_seconds=wall_seconds)

@@ -222,7 +222,8 @@ def run_loop(config: LoopConfig, progress: Callable[[str], None] | None = None,
                                   variants_accepted=len(accepted), variants_admitted=len(admitted),
                                   trajectories_total=consumed, wall_seconds=round(time.perf_counter() - started, 2),
                                   heldout_pass_at_1=passed,
-                                  train_loss=sum(losses) / len(losses) if losses else None)
+                                  train_loss=sum(losses) / len(losses) if losses else None,
+                                  train_bf16=trained.bf16, rollout_bf16=trained.rollout_bf16)
         rows.append(record)
         write_loop_iteration(out, record)
         write_loop_tasks(out, run_id, i, [s.record(run_id, i) for s in pool.stats()])

@@ -40,6 +40,10 @@ class LoopIteration(Record):
     train_success_rate: float | None = Field(default=None, description="share of rollouts passed")
     heldout_pass_at_1: float | None = None
     train_loss: float | None = None
+    train_bf16: bool | None = Field(default=None, description="GRPO trained under bf16 autocast "
+                                    "(grpo.bf16, auto: as measured); None in rows from before the field")
+    rollout_bf16: bool | None = Field(default=None, description="the rollouts were sampled under bf16 "
+                                      "autocast (rollout.bf16); None in rows from before the field")
     wall_seconds: float = Field(ge=0)
 
     @staticmethod
@@ -92,6 +96,8 @@ LOOP_ITERATION_SCHEMA = pa.schema([
     pa.field("heldout_pass_at_1", pa.float64()),
     pa.field("train_loss", pa.float64()),
     pa.field("wall_seconds", pa.float64(), nullable=False),
+    pa.field("train_bf16", pa.bool_()),
+    pa.field("rollout_bf16", pa.bool_()),
 ])
 
 LOOP_TASK_SCHEMA = pa.schema([
