@@ -117,8 +117,7 @@ def token_generate_batch(model: Any, tokenizer: Any, settings: RolloutConfig, se
         was_training = model.training
         model.eval()
         try:
-            with torch.no_grad(), torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=bf16):
-                return generate_with_prefix_cache(model, kept, prompts, pad, [end], kwargs)
+            return generate_with_prefix_cache(model, kept, prompts, pad, [end], kwargs, bf16)
         finally:
             if was_training:
                 model.train()

@@ -248,8 +248,7 @@ def hf_generate_batch(model: Any, tokenizer: Any, settings: DecodingConfig,
                                   "pad_token_id": tokenizer.pad_token_id,
                                   **sampling_kwargs(settings.temperature, settings.top_p, generator)}
         ids = [tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
-        with torch.no_grad(), torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=settings.bf16):
-            new = generate_with_prefix_cache(model, kept, ids, tokenizer.pad_token_id, end_ids, kwargs)
+        new = generate_with_prefix_cache(model, kept, ids, tokenizer.pad_token_id, end_ids, kwargs, settings.bf16)
         texts = []
         for row in tokenizer.batch_decode(new, skip_special_tokens=False):
             texts.append(row.split(end_token)[0].replace(tokenizer.pad_token, ""))

@@ -90,10 +90,12 @@ class PrefixCache:
 
 
 def generate_with_prefix_cache(model: Any, cache: PrefixCache, prompts: list[list[int]], pad_id: int,
-                               end_ids: list[int], generate_kwargs: dict[str, Any]) -> list[list[int]]:
+                               end_ids: list[int], generate_kwargs: dict[str, Any],
+                               bf16: bool = False) -> list[list[int]]:
     """Generate a continuation of each prompt (token ids), left-padded together, reusing and then
     storing cached prefixes (a cache of 0 entries: neither, plain batched generation); returns the
-    new tokens of each row (up to the first end token, included)."""
+    new tokens of each row (up to the first end token, included). Without gradients, and under
+    bfloat16 autocast when ``bf16`` (the weights stay as they are)."""
     import torch
     from transformers import DynamicCache
 
@@ -127,8 +129,9 @@ def generate_with_prefix_cache(model: Any, cache: PrefixCache, prompts: list[lis
         kwargs["cache"] = DynamicCache(layers)
     cache.reused_tokens += sum(n for _, n in matches)
     cache.computed_tokens += sum(len(ids) - n for ids, (_, n) in zip(prompts, matches, strict=True))
-    output = model.generate(input_ids=input_ids.to(model.device), attention_mask=mask.to(model.device),
-                            return_dict_in_generate=True, **kwargs)
+    with torch.no_grad(), torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=bf16):
+        output = model.generate(input_ids=input_ids.to(model.device), attention_mask=mask.to(model.device),
+                                return_dict_in_generate=True, **kwargs)
     sequences = output.sequences.cpu()
     start = input_ids.shape[1]
     generated = [sequences[r, start:].tolist() for r in range(rows)]
