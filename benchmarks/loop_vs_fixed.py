@@ -20,6 +20,7 @@ Results: benchmarks/results/loop_vs_fixed.{md,json,png}. The numbers are reporte
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -33,9 +34,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, command_line, machine_info, machine_markdown, utc_now, write_results
 
 
+def weights_digest(model: Path) -> str:
+    """sha256 of the model folder's top-level weight and config files: ``--resume`` reuses a run
+    only from the same weights (a policy retrained into the same path has another digest)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in model.iterdir() if p.is_file() and (p.suffix == ".safetensors"
+                                                                      or p.name == "config.json")):
+        digest.update(path.name.encode())
+        with path.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 24), b""):
+                digest.update(block)
+    return digest.hexdigest()[:16]
+
+
 def arm(args: argparse.Namespace, fixed: bool, seed: int, initial: float | None) -> dict[str, Any]:
-    """One run; its result is kept in ``work/<arm>-<seed>.json``, which ``--resume`` reads back
-    instead of running again when the run's config is the same."""
+    """One run; its result is kept in ``work/<arm>-<seed>.json`` and in
+    ``results/<stem>-runs/<arm>-<seed>.json`` (to be committed), which ``--resume`` reads back instead
+    of running again when the run's config and the model's weights are the same."""
     from trajforge.loop.run import load_loop_config, run_loop
 
     name = f"{'fixed' if fixed else 'loop'}-{seed}"
@@ -48,22 +63,27 @@ def arm(args: argparse.Namespace, fixed: bool, seed: int, initial: float | None)
         overrides[key] = value
     config = load_loop_config(args.config, overrides)
     done = args.work / f"{name}.json"
-    if done.exists():
-        kept = json.loads(done.read_text())
-        if kept["run_id"] == config.run_id():
-            print(f"{name}: reused from {done}", flush=True)
-            return kept
+    stored = RESULTS / f"{args.stem}-runs" / f"{name}.json"  # committed: a comparison spans sessions
+    for path in (done, stored) if args.resume else ():
+        if path.exists():
+            kept = json.loads(path.read_text())
+            if kept["run_id"] == config.run_id() and kept.get("model_digest") == args.model_digest:
+                print(f"{name}: reused from {path}", flush=True)
+                return kept
     data = Path(config.tasks)  # each run its own copy: every run refreshes a catalog
     shutil.rmtree(data, ignore_errors=True)
     shutil.copytree(args.data, data, ignore=shutil.ignore_patterns(".prefect"))
     started = time.perf_counter()
     result = run_loop(config, progress=lambda line: print(f"{name}: {line}", flush=True),
                       initial_pass_at_1=initial)
-    kept = {"seed": seed, "run_id": result.run_id, "seconds": round(time.perf_counter() - started, 1),
+    kept = {"seed": seed, "run_id": result.run_id, "model_digest": args.model_digest,
+            "seconds": round(time.perf_counter() - started, 1),
             "initial_pass_at_1": result.initial_pass_at_1, "initial_measured_here": initial is None,
             "load_after": os.getloadavg(), "config": config.model_dump(mode="json"),
             "iterations": [r.model_dump(mode="json") for r in result.iterations]}
-    done.write_text(json.dumps(kept, indent=1, default=str))
+    stored.parent.mkdir(parents=True, exist_ok=True)
+    for path in (done, stored):
+        path.write_text(json.dumps(kept, indent=1, default=str))
     return kept
 
 
@@ -115,9 +135,11 @@ def main() -> None:
     parser.add_argument("--set", dest="overrides", action="append", default=[], help="loop config KEY=VALUE")
     parser.add_argument("--stem", default="loop_vs_fixed")
     parser.add_argument("--resume", action="store_true",
-                        help="keep --work and reuse its finished runs (a run with another config runs again); "
-                             "a CPU comparison takes several sessions")
+                        help="keep --work and reuse the finished runs kept there or in results/<stem>-runs/ "
+                             "(a run with another config or other weights runs again); a CPU comparison "
+                             "takes several sessions")
     args = parser.parse_args()
+    args.model_digest = weights_digest(args.model)
     if not args.resume:
         shutil.rmtree(args.work, ignore_errors=True)
     args.work.mkdir(parents=True, exist_ok=True)
@@ -143,14 +165,16 @@ def main() -> None:
     claim = (reach is not None and reach <= fixed_total) if anything else None
     payload = {"benchmark": "loop_vs_fixed", "date": utc_now(), "command": command_line(),
                "machine": machine_info(), "load_before": load_before, "load_after": load_after,
-               "seeds": args.seeds, "runs": runs, "curves": curves, "fixed_final_mean_pass_at_1": fixed_final,
+               "seeds": args.seeds, "model_digest": args.model_digest, "runs": runs, "curves": curves,
+               "fixed_final_mean_pass_at_1": fixed_final,
                "loop_trajectories_to_reach_it": reach, "fixed_trajectories": fixed_total,
                "claim_holds": claim}
     md = [f"# Boundary-sample resynthesis loop vs a fixed task set ({payload['date']})", "",
           f"Command: `{payload['command']}`", "",
           f"Machine load (1/5/15 min) before: {tuple(round(x, 2) for x in load_before)}, "
           f"after: {tuple(round(x, 2) for x in load_after)}.", "", *machine_markdown(payload["machine"]), "",
-          f"Starting policy: `{args.model}` (SFT); tasks and held-out blueprints from `{args.data}` (a copy per run) "
+          f"Starting policy: `{args.model}` (SFT, weights digest {args.model_digest}); tasks and held-out "
+          f"blueprints from `{args.data}` (a copy per run) "
           f"({args.seed_tasks} seed tasks from the train split, {args.heldout} held-out from the test split, "
           f"greedy decoding for pass@1); seeds {args.seeds}, one run per arm and seed. The starting policy's "
           f"pass@1 (iteration 0) was measured once, by the first run, and shared.", "",
