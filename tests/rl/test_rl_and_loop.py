@@ -183,10 +183,15 @@ def test_grpo_step_trains_the_policy_tokens(policy, tmp_path):
         assert any((after[k] != v).any() for k, v in before.items())
 
 
-def test_loop_cli_runs_iterations_and_stores_them(policy, tmp_path):
+def test_loop_cli_runs_iterations_and_stores_them(policy, tmp_path, monkeypatch):
+    import trajforge.sft.precision as precision
+
+    timed = []  # grpo.bf16: auto is timed once for the whole loop (the real measurement, counted)
+    real_choose = precision.choose_bf16
+    monkeypatch.setattr(precision, "choose_bf16", lambda model: timed.append(real_choose(model)) or timed[-1])
     data, model_dir = policy
     overrides = ["--set", "seed_tasks=4", "--set", "pool.capacity=4", "--set", "heldout.limit=2",
-                 "--set", "heldout.max_turns=2", "--set", "heldout.max_new_tokens=16"]
+                 "--set", "heldout.max_turns=2", "--set", "heldout.max_new_tokens=16", "--set", "grpo.bf16=auto"]
     overrides += [x for k, v in SMALL_ROLLOUT.items() for x in ("--set", f"rollout.{k}={v}")]
     overrides += [x for k, v in SMALL_GRPO.items() for x in ("--set", f"grpo.{k}={v}")]
     out_dir = tmp_path / "loop"
@@ -201,8 +206,10 @@ def test_loop_cli_runs_iterations_and_stores_them(policy, tmp_path):
     assert [r[0] for r in rows][:1] == [1] and all(r[1] == 4 for r in rows)
     assert [r[2] for r in rows] == [4 * (i + 1) for i in range(len(rows))]
     assert all(r[3] is not None for r in rows)
-    # the precision each iteration trained and sampled in (fp32 by default; rollout.bf16 unset follows it)
-    assert all(r[4] is False and r[5] is False for r in rows)
+    # the precision each iteration trained and sampled in: what the one timing chose (rollout.bf16 unset
+    # follows it), also in the summary
+    assert len(timed) == 1 and all(r[4] is timed[0].bf16 and r[5] is timed[0].bf16 for r in rows)
+    assert summary["precision"]["bf16"] is timed[0].bf16
     # the rollouts are ordinary trajectories with verdicts in the catalog, under the loop's run id
     _, [[n, verdicts]] = query(data, "SELECT count(DISTINCT t.id), count(v.id) FROM trajectories t "
                                      f"JOIN verdicts v ON v.trajectory_id = t.id WHERE t.run_id = '{run_id}'")

@@ -158,6 +158,7 @@ def run_loop(config: LoopConfig, progress: Callable[[str], None] | None = None,
     from trajforge.loop.plot import plot_loop
     from trajforge.rl.train import grpo_config, grpo_train
     from trajforge.schemas.arrow import trajectory_to_row, verdict_to_row
+    from trajforge.sft.precision import measured_if_auto, settle_bf16
     from trajforge.simulation.local_model import load_hf, prepare_torch
     from trajforge.simulation.worker_state import blueprint_domain
     from trajforge.store.catalog import refresh_catalog
@@ -187,6 +188,10 @@ def run_loop(config: LoopConfig, progress: Callable[[str], None] | None = None,
 
         freeze_lower_layers(model, config.trainable_layers)
     model.train()
+    # grpo.bf16: auto is timed once, here, and holds for every iteration: timed again per iteration (as
+    # grpo_train alone does) it chose bf16, fp32, bf16 in one run's three iterations (2026-12-07, AMX host)
+    precision = measured_if_auto(config.grpo, model)
+    grpo = settle_bf16(config.grpo, precision)
     if initial_pass_at_1 is None:
         initial = _heldout_pass(model, tokenizer, heldout, config.heldout, f"loop:{run_id}:0")
         say(f"held-out pass@1 before training: {initial:.3f}")
@@ -202,7 +207,7 @@ def run_loop(config: LoopConfig, progress: Callable[[str], None] | None = None,
             say(f"iteration {i}: no active tasks left (all retired); the loop stops")
             break
         rl = RLConfig(model=config.model, output_dir=str(output_dir / "trainer"), rollout=config.rollout,
-                      reward=config.reward, grpo={**config.grpo, "seed": config.seed + i})
+                      reward=config.reward, grpo={**grpo, "seed": config.seed + i})
         trained = grpo_train(model, tokenizer, tasks, rl, salt=f"{run_id}:{i}", run_id=run_id)
         rollouts = [r for _, r in trained.log.rollouts]
         consumed += len(rollouts)
@@ -238,6 +243,7 @@ def run_loop(config: LoopConfig, progress: Callable[[str], None] | None = None,
     tokenizer.save_pretrained(output_dir)
     plot = plot_loop(rows, output_dir / "loop.png")
     summary = {"run_id": run_id, "initial_heldout_pass_at_1": initial,
+               "precision": precision.as_dict() if precision is not None else None,
                "iterations": [r.model_dump(mode="json") for r in rows], "config": config.model_dump(mode="json")}
     (output_dir / "loop_summary.json").write_text(json.dumps(summary, indent=1, default=str))
     return LoopResult(run_id, initial, rows, output_dir, plot)
