@@ -47,7 +47,7 @@ def weights_digest(model: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def arm(args: argparse.Namespace, fixed: bool, seed: int, initial: float | None) -> dict[str, Any]:
+def arm(args: argparse.Namespace, digest: str, fixed: bool, seed: int, initial: float | None) -> dict[str, Any]:
     """One run; its result is kept in ``work/<arm>-<seed>.json`` and in
     ``results/<stem>-runs/<arm>-<seed>.json`` (to be committed), which ``--resume`` reads back instead
     of running again when the run's config and the model's weights are the same."""
@@ -67,7 +67,7 @@ def arm(args: argparse.Namespace, fixed: bool, seed: int, initial: float | None)
     for path in (done, stored) if args.resume else ():
         if path.exists():
             kept = json.loads(path.read_text())
-            if kept["run_id"] == config.run_id() and kept.get("model_digest") == args.model_digest:
+            if kept["run_id"] == config.run_id() and kept.get("model_digest") == digest:
                 print(f"{name}: reused from {path}", flush=True)
                 return kept
     data = Path(config.tasks)  # each run its own copy: every run refreshes a catalog
@@ -76,7 +76,7 @@ def arm(args: argparse.Namespace, fixed: bool, seed: int, initial: float | None)
     started = time.perf_counter()
     result = run_loop(config, progress=lambda line: print(f"{name}: {line}", flush=True),
                       initial_pass_at_1=initial)
-    kept = {"seed": seed, "run_id": result.run_id, "model_digest": args.model_digest,
+    kept = {"seed": seed, "run_id": result.run_id, "model_digest": digest,
             "seconds": round(time.perf_counter() - started, 1),
             "initial_pass_at_1": result.initial_pass_at_1, "initial_measured_here": initial is None,
             "load_after": os.getloadavg(), "config": config.model_dump(mode="json"),
@@ -139,7 +139,7 @@ def main() -> None:
                              "(a run with another config or other weights runs again); a CPU comparison "
                              "takes several sessions")
     args = parser.parse_args()
-    args.model_digest = weights_digest(args.model)
+    digest = weights_digest(args.model)
     if not args.resume:
         shutil.rmtree(args.work, ignore_errors=True)
     args.work.mkdir(parents=True, exist_ok=True)
@@ -150,7 +150,7 @@ def main() -> None:
     initial: float | None = None
     for seed in args.seeds:  # interleaved, so a change of machine load falls on both arms
         for name in runs:
-            res = arm(args, fixed=name == "fixed", seed=seed, initial=initial)
+            res = arm(args, digest, fixed=name == "fixed", seed=seed, initial=initial)
             runs[name].append(res)
             initial = res["initial_pass_at_1"]
     load_after = os.getloadavg()
@@ -165,7 +165,7 @@ def main() -> None:
     claim = (reach is not None and reach <= fixed_total) if anything else None
     payload = {"benchmark": "loop_vs_fixed", "date": utc_now(), "command": command_line(),
                "machine": machine_info(), "load_before": load_before, "load_after": load_after,
-               "seeds": args.seeds, "model_digest": args.model_digest, "runs": runs, "curves": curves,
+               "seeds": args.seeds, "model_digest": digest, "runs": runs, "curves": curves,
                "fixed_final_mean_pass_at_1": fixed_final,
                "loop_trajectories_to_reach_it": reach, "fixed_trajectories": fixed_total,
                "claim_holds": claim}
@@ -173,7 +173,7 @@ def main() -> None:
           f"Command: `{payload['command']}`", "",
           f"Machine load (1/5/15 min) before: {tuple(round(x, 2) for x in load_before)}, "
           f"after: {tuple(round(x, 2) for x in load_after)}.", "", *machine_markdown(payload["machine"]), "",
-          f"Starting policy: `{args.model}` (SFT, weights digest {args.model_digest}); tasks and held-out "
+          f"Starting policy: `{args.model}` (SFT, weights digest {digest}); tasks and held-out "
           f"blueprints from `{args.data}` (a copy per run) "
           f"({args.seed_tasks} seed tasks from the train split, {args.heldout} held-out from the test split, "
           f"greedy decoding for pass@1); seeds {args.seeds}, one run per arm and seed. The starting policy's "
