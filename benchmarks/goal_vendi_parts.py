@@ -85,19 +85,20 @@ def measure(blueprints: int, samples: int) -> dict[str, Any]:
             more = " ".join(second_person(rng.choice(backgrounds)) for _ in range(2))
             p["person last, two more backgrounds"] = f"{more} {p['person last']}"
         out[name] = {"parts": {}, "by_requests": {}}
+        embedded = {}
         for key in split[0]:
-            X = embedder.embed([p[key] for p in split])
+            X = embedded[key] = embedder.embed([p[key] for p in split])
             out[name]["parts"][key] = {"vendi": vendi_samples(X, samples)["mean"], "mean_cosine": cosine_mean(X)}
-        groups: dict[str, list[str]] = {}
-        for b in made:
+        groups: dict[str, list[int]] = {}  # the goals' rows (embedded above) by how many requests they hold
+        for row, b in enumerate(made):
             count = len(b.user.intents)
-            groups.setdefault(str(count) if count < 3 else "3+", []).append(b.user.goal)
+            groups.setdefault(str(count) if count < 3 else "3+", []).append(row)
         for key in sorted(groups):
-            X = embedder.embed(groups[key])
+            X = embedded["goal"][groups[key]]
             out[name]["by_requests"][key] = {
                 "goals": len(X), "vendi": vendi_samples(X, samples)["mean"] if len(X) >= 114 else None,
                 "mean_cosine": cosine_mean(X),
-                "mean_words": round(float(np.mean([len(g.split()) for g in groups[key]])), 1)}
+                "mean_words": round(float(np.mean([len(goals[i].split()) for i in groups[key]])), 1)}
     return out
 
 
