@@ -27,6 +27,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import command_line, machine_info, machine_markdown, utc_now, write_results
 
+from trajforge.store.catalog import query, refresh_catalog
+
 
 def sign_test(gained: int, lost: int) -> float:
     """Exact two-sided p-value of ``gained`` vs ``lost`` discordant pairs under p = 1/2."""
@@ -40,8 +42,6 @@ def sign_test(gained: int, lost: int) -> float:
 def latest_outcomes(out: Path, policy: str) -> tuple[str, dict[str, bool]]:
     """The eval id of ``policy``'s latest evaluation in ``out``, and its outcome per blueprint
     (trial 0: pass@1)."""
-    from trajforge.store.catalog import query
-
     quoted = policy.replace("'", "''")
     _, ids = query(out, f"SELECT eval_id FROM evaluations WHERE policy = '{quoted}' "
                         "GROUP BY eval_id ORDER BY max(created_at) DESC LIMIT 1")
@@ -65,8 +65,6 @@ def main() -> None:
     parser.add_argument("--stem", required=True)
     parser.add_argument("--eval-command", default="", help="the trajforge eval command the evaluations came from")
     args = parser.parse_args()
-    from trajforge.store.catalog import query, refresh_catalog
-
     refresh_catalog(args.out)
     if args.policies is None:
         _, found = query(args.out, "SELECT policy FROM evaluations GROUP BY policy ORDER BY min(created_at)")
@@ -96,7 +94,7 @@ def main() -> None:
     first_col = f"pass@1, first {args.first}" if first else ""
     md = [f"# Policies on the same held-out blueprints ({payload['date']})", "",
           f"Report: `{payload['command']}`", "",
-          f"Evaluations: `{args.eval_command}`" if args.eval_command else "", "",
+          *([f"Evaluations: `{args.eval_command}`", ""] if args.eval_command else []),
           f"{len(order)} blueprints of the `{args.split}` split of `{args.out}`, one greedy episode each "
           f"(pass@1); baseline `{args.baseline}`. Gained / lost: blueprints this policy passes and the baseline "
           "fails / the reverse; p: exact two-sided sign test over them.", "",
