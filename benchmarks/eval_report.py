@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import command_line, machine_info, machine_markdown, utc_now, write_results
+from _common import RESULTS, command_line, machine_info, machine_markdown, utc_now, write_results
 
 from trajforge.store.catalog import query, refresh_catalog
 
@@ -64,6 +64,7 @@ def main() -> None:
     parser.add_argument("--first", type=int, default=None, help="also pass@1 on the split's first K blueprints")
     parser.add_argument("--stem", required=True)
     parser.add_argument("--eval-command", default="", help="the trajforge eval command the evaluations came from")
+    parser.add_argument("--results", type=Path, default=RESULTS)
     args = parser.parse_args()
     refresh_catalog(args.out)
     if args.policies is None:
@@ -106,7 +107,7 @@ def main() -> None:
         md.append(f"| `{r['policy']}` | {r['eval_id']} | {r['pass_at_1']:.3f} |{cell} {r['gained']} | {r['lost']} | "
                   f"{r['sign_test_p']:.3f} | `{r['passed']}` |")
     md += ["", *machine_markdown(payload["machine"])]
-    md_path, _ = write_results(args.stem, payload, "\n".join(md))
+    md_path, _ = write_results(args.stem, payload, "\n".join(md), args.results)
     print(md_path.read_text())
 
 
