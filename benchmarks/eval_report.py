@@ -14,6 +14,11 @@ reports pass@1 on the first K of them in the split's order (the loop's held-out 
 first ``heldout.limit`` blueprints), a check that the evaluations agree with what the loop measured.
 Against the baseline, a blueprint one passes and the other fails is a discordant pair; the page
 gives the counts and the exact two-sided sign-test p-value over them (McNemar's exact test).
+
+``--pair A B`` (repeatable) also sets policy A against policy B blueprint by blueprint, for
+example the two arms of one seed, and the pairs' counts pooled: the pooled test treats every
+discordant blueprint of every pair as an independent trial, which is approximate when the pairs
+share blueprints (a hard blueprint is hard in every seed).
 """
 
 from __future__ import annotations
@@ -37,6 +42,11 @@ def sign_test(gained: int, lost: int) -> float:
         return 1.0
     tail = sum(math.comb(n, k) for k in range(min(gained, lost) + 1)) / 2 ** n
     return min(1.0, 2 * tail)
+
+
+def versus(a: dict[str, bool], b: dict[str, bool], order: list[str]) -> tuple[int, int]:
+    """Blueprints ``a`` passes and ``b`` fails, and the reverse."""
+    return sum(a[x] and not b[x] for x in order), sum(b[x] and not a[x] for x in order)
 
 
 def latest_outcomes(out: Path, policy: str) -> tuple[str, dict[str, bool]]:
@@ -64,6 +74,8 @@ def main() -> None:
     parser.add_argument("--first", type=int, default=None, help="also pass@1 on the split's first K blueprints")
     parser.add_argument("--stem", required=True)
     parser.add_argument("--eval-command", default="", help="the trajforge eval command the evaluations came from")
+    parser.add_argument("--pair", nargs=2, action="append", default=[], metavar=("A", "B"),
+                        help="also policy A against policy B, blueprint by blueprint (repeatable; pooled too)")
     parser.add_argument("--results", type=Path, default=RESULTS)
     args = parser.parse_args()
     refresh_catalog(args.out)
@@ -71,6 +83,7 @@ def main() -> None:
         _, found = query(args.out, "SELECT policy FROM evaluations GROUP BY policy ORDER BY min(created_at)")
         args.policies = [p for (p,) in found]
     policies = [args.baseline] + [p for p in args.policies if p != args.baseline]
+    policies += [p for p in dict.fromkeys(p for pair in args.pair for p in pair) if p not in policies]
     outcomes = {p: latest_outcomes(args.out, p) for p in policies}
     blueprints = set(outcomes[args.baseline][1])
     for p, (_, got) in outcomes.items():
@@ -82,8 +95,7 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
     for p in policies:
         eval_id, got = outcomes[p]
-        gained = sum(got[b] and not base[b] for b in order)
-        lost = sum(base[b] and not got[b] for b in order)
+        gained, lost = versus(got, base, order)
         rows.append({"policy": p, "eval_id": eval_id, "n": len(order), "pass_at_1": sum(got.values()) / len(order),
                      "pass_at_1_first": sum(got[b] for b in first) / len(first) if first else None,
                      "gained": gained, "lost": lost, "sign_test_p": sign_test(gained, lost),
@@ -91,7 +103,14 @@ def main() -> None:
     payload = {"benchmark": "eval_report", "date": utc_now(), "command": command_line(),
                "eval_command": args.eval_command, "machine": machine_info(), "dataset": str(args.out),
                "split": args.split, "baseline": args.baseline, "first": args.first, "blueprints": order,
-               "policies": rows}
+               "policies": rows, "pairs": []}
+    for a, b in args.pair:
+        wins, losses = versus(outcomes[a][1], outcomes[b][1], order)
+        payload["pairs"].append({"a": a, "b": b, "a_only": wins, "b_only": losses,
+                                 "sign_test_p": sign_test(wins, losses)})
+    if args.pair:
+        wins, losses = (sum(r[k] for r in payload["pairs"]) for k in ("a_only", "b_only"))
+        payload["pooled"] = {"a_only": wins, "b_only": losses, "sign_test_p": sign_test(wins, losses)}
     first_col = f"pass@1, first {args.first}" if first else ""
     md = [f"# Policies on the same held-out blueprints ({payload['date']})", "",
           f"Report: `{payload['command']}`", "",
@@ -106,6 +125,14 @@ def main() -> None:
         cell = f" {r['pass_at_1_first']:.3f} |" if first else ""
         md.append(f"| `{r['policy']}` | {r['eval_id']} | {r['pass_at_1']:.3f} |{cell} {r['gained']} | {r['lost']} | "
                   f"{r['sign_test_p']:.3f} | `{r['passed']}` |")
+    if args.pair:
+        md += ["", "## Pairs", "", "A only / B only: blueprints A passes and B fails / the reverse; the pooled row "
+               "adds them up over the pairs (approximate: the pairs share blueprints).", "",
+               "| A | B | A only | B only | p |", "|---|---|---|---|---|"]
+        md += [f"| `{r['a']}` | `{r['b']}` | {r['a_only']} | {r['b_only']} | {r['sign_test_p']:.3f} |"
+               for r in payload["pairs"]]
+        pooled = payload["pooled"]
+        md.append(f"| pooled | | {pooled['a_only']} | {pooled['b_only']} | {pooled['sign_test_p']:.3f} |")
     md += ["", *machine_markdown(payload["machine"])]
     md_path, _ = write_results(args.stem, payload, "\n".join(md), args.results)
     print(md_path.read_text())

@@ -86,7 +86,24 @@ def test_against_a_better_baseline_losses_are_counted_and_tested(evaluated, tmp_
     lost = len(ids[1::2])
     assert (odd["gained"], odd["lost"]) == (0, lost)
     assert odd["sign_test_p"] == pytest.approx(min(1.0, 2 * comb(lost, 0) / 2 ** lost))
+    assert page["pairs"] == [] and "pooled" not in page
     assert "Evaluations:" not in (tmp_path / "r.md").read_text()
+
+
+def test_pairs_set_two_policies_against_each_other_and_pool(evaluated, tmp_path):
+    data, ids = evaluated
+    done = report(data, tmp_path, "--baseline", "scripted:broken", "--policies",
+                  "--pair", "scripted:odd", "scripted:oracle", "--pair", "scripted:odd", "scripted:broken")
+    assert done.returncode == 0, done.stderr
+    page = json.loads((tmp_path / "r.json").read_text())
+    # the paired policies are reported even when --policies names none
+    assert [r["policy"] for r in page["policies"]] == ["scripted:broken", "scripted:odd", "scripted:oracle"]
+    odd_fails, odd_passes = len(ids[1::2]), len(ids[0::2])
+    assert [(r["a_only"], r["b_only"]) for r in page["pairs"]] == [(0, odd_fails), (odd_passes, 0)]
+    assert page["pooled"] == {"a_only": odd_passes, "b_only": odd_fails,
+                              "sign_test_p": pytest.approx(min(1.0, 2 * sum(
+                                  comb(len(ids), k) for k in range(min(odd_passes, odd_fails) + 1)) / 2 ** len(ids)))}
+    assert f"| pooled | | {odd_passes} | {odd_fails} |" in (tmp_path / "r.md").read_text()
 
 
 def test_a_policy_never_evaluated_is_one_clear_error(evaluated, tmp_path):
