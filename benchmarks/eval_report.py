@@ -80,7 +80,7 @@ def main() -> None:
     args = parser.parse_args()
     refresh_catalog(args.out)
     if args.policies is None:
-        _, found = query(args.out, "SELECT policy FROM evaluations GROUP BY policy ORDER BY min(created_at)")
+        _, found = query(args.out, "SELECT policy FROM evaluations GROUP BY policy ORDER BY min(created_at), policy")
         args.policies = [p for (p,) in found]
     policies = [args.baseline] + [p for p in args.policies if p != args.baseline]
     policies += [p for p in dict.fromkeys(p for pair in args.pair for p in pair) if p not in policies]

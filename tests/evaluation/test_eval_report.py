@@ -60,7 +60,8 @@ def test_the_page_states_the_stored_outcomes_against_the_baseline(evaluated, tmp
     page = json.loads((tmp_path / "r.json").read_text())
     assert page["blueprints"] == ids and page["first"] == 2 and page["eval_command"] == "by hand"
     rows = {r["policy"]: r for r in page["policies"]}
-    assert list(rows) == ["scripted:broken", "scripted:oracle", "scripted:odd"]  # baseline first, then as evaluated
+    # baseline first, then the others (ordered by when evaluated; evaluations within one second tie)
+    assert list(rows)[0] == "scripted:broken" and set(rows) == {"scripted:broken", "scripted:oracle", "scripted:odd"}
     n = len(ids)
     broken, oracle, odd = rows["scripted:broken"], rows["scripted:oracle"], rows["scripted:odd"]
     assert (broken["pass_at_1"], broken["gained"], broken["lost"], broken["passed"]) == (0.0, 0, 0, "." * n)
